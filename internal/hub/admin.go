@@ -1,0 +1,360 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/google/uuid"
+)
+
+// Admin is the owner's plane: boxes, agents, keys and profiles. It is
+// trusted (it runs with the owner's access to the store, from the admin
+// CLI) and so takes no credentials; everything it returns is meant to be
+// printed to the owner.
+type Admin struct{ h *Hub }
+
+// Admin returns the owner's plane over the same store.
+func (h *Hub) Admin() *Admin { return &Admin{h: h} }
+
+// BoxInfo describes a box.
+type BoxInfo struct {
+	BoxID     string `json:"box_id"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+}
+
+// AgentInfo describes an agent to its owner. BoxKey is set only when a key
+// was just issued: it is shown once and never stored.
+type AgentInfo struct {
+	BoxID           string   `json:"box_id"`
+	AgentID         string   `json:"agent_id"`
+	Name            string   `json:"name"`
+	Role            string   `json:"role,omitempty"`
+	Status          string   `json:"status"`
+	DirectoryListed bool     `json:"directory_listed"`
+	ProfileVersion  Revision `json:"profile_version"`
+	KeyIDs          []string `json:"key_ids"`
+	BoxKey          string   `json:"box_key,omitempty"`
+}
+
+// checkName validates an owner-given name: 1..80 characters, no control
+// characters.
+func checkName(field, s string) error {
+	n := utf8.RuneCountInString(s)
+	if n == 0 || strings.TrimSpace(s) == "" {
+		return apperr.Invalid(field, "must not be empty")
+	}
+	if n > MaxIDChars {
+		return apperr.Limit(field, "80 characters")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return apperr.Invalid(field, "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+func checkUUID(field, s string) error {
+	if _, err := uuid.Parse(s); err != nil || len(s) != 36 {
+		return apperr.Invalid(field, "must be a UUID")
+	}
+	return nil
+}
+
+// CreateBox creates an empty box.
+func (a *Admin) CreateBox(ctx context.Context, name string) (*BoxInfo, error) {
+	if err := checkName("name", name); err != nil {
+		return nil, err
+	}
+	now := a.h.clock()
+	b := boxRecord{ID: uuid.NewString(), Name: name, CreatedAt: now}
+	k := boxKey(b.ID)
+	if err := a.h.st.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(b)}, store.Absent)}); err != nil {
+		return nil, storageErr(err)
+	}
+	return &BoxInfo{BoxID: b.ID, Name: b.Name, CreatedAt: timestamp(now)}, nil
+}
+
+func (a *Admin) agentItem(rec *agentRecord, version uint64) *store.Item {
+	k := agentKey(rec.ID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
+		GSI1PK: boxAgentsIndex(rec.BoxID), GSI1SK: strings.ToLower(rec.Name) + "#" + rec.ID,
+		Data: encode(rec)}
+}
+
+func (a *Admin) keyItem(rec keyRecord) *store.Item {
+	k := keyRecordKey(rec.KeyID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}
+}
+
+// CreateAgent creates an agent in box with a first key, returned once.
+func (a *Admin) CreateAgent(ctx context.Context, box, name, role string) (*AgentInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
+	}
+	if role != "" {
+		if err := checkName("role", role); err != nil {
+			return nil, err
+		}
+	}
+	now := a.h.clock()
+	rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: name, Status: statusActive, CreatedAt: now}
+	prof := &profileRecord{Role: role, UpdatedAt: now}
+	key, kr := newKey(rec.ID)
+	kr.BoxID, kr.CreatedAt = box, now
+	rec.KeyIDs = []string{kr.KeyID}
+	err := a.h.st.Write(ctx, []store.Op{
+		store.Check(boxKey(box), store.Present),
+		store.Put(a.agentItem(rec, 1), store.Absent),
+		store.Put(profileItem(rec.ID, prof, 1), store.Absent),
+		store.Put(a.keyItem(kr), store.Absent),
+	})
+	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
+		return nil, apperr.Forbidden()
+	}
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	info := agentInfo(rec, prof, 1)
+	info.BoxKey = key
+	return info, nil
+}
+
+func profileItem(agent string, p *profileRecord, version uint64) *store.Item {
+	k := profileKey(agent)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(p)}
+}
+
+func agentInfo(rec *agentRecord, p *profileRecord, profileVersion uint64) *AgentInfo {
+	return &AgentInfo{BoxID: rec.BoxID, AgentID: rec.ID, Name: rec.Name, Role: p.Role, Status: rec.Status,
+		DirectoryListed: rec.DirectoryListed, ProfileVersion: Revision(profileVersion), KeyIDs: append([]string{}, rec.KeyIDs...)}
+}
+
+// describe reads what agentInfo needs after a change.
+func (a *Admin) describe(ctx context.Context, rec *agentRecord) (*AgentInfo, error) {
+	it, err := a.h.st.Get(ctx, profileKey(rec.ID))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	p, err := decode[profileRecord](it)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	return agentInfo(rec, p, it.Version), nil
+}
+
+// loadAgent reads an agent for an admin change.
+func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint64, error) {
+	if err := checkUUID("agent", agent); err != nil {
+		return nil, 0, err
+	}
+	it, err := a.h.st.Get(ctx, agentKey(agent))
+	if err != nil {
+		return nil, 0, storageErr(err)
+	}
+	if it == nil {
+		return nil, 0, apperr.Forbidden()
+	}
+	rec, err := decode[agentRecord](it)
+	if err != nil {
+		return nil, 0, apperr.Normalize(err)
+	}
+	return rec, it.Version, nil
+}
+
+// updateAgent applies change to the agent record under CAS on its admin
+// revision, retrying a few times when a concurrent admin change wins, and
+// writes the change's extra ops in the same atomic write.
+func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *agentRecord, now time.Time) ([]store.Op, error)) (*agentRecord, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		rec, ver, err := a.loadAgent(ctx, agent)
+		if err != nil {
+			return nil, err
+		}
+		extra, err := change(rec, a.h.clock())
+		if err != nil {
+			return nil, err
+		}
+		ops := append([]store.Op{store.Put(a.agentItem(rec, ver+1), store.AtVersion(ver))}, extra...)
+		err = a.h.st.Write(ctx, ops)
+		if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		return rec, nil
+	}
+	return nil, apperr.Unavailable(errors.New("agent changed concurrently"))
+}
+
+// RotateKey revokes every key of the agent and issues a new one, atomically.
+func (a *Admin) RotateKey(ctx context.Context, agent string) (*AgentInfo, error) {
+	var key string
+	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, now time.Time) ([]store.Op, error) {
+		k, kr := newKey(rec.ID)
+		kr.BoxID, kr.CreatedAt = rec.BoxID, now
+		ops := []store.Op{store.Put(a.keyItem(kr), store.Absent)}
+		for _, id := range rec.KeyIDs {
+			ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))
+		}
+		rec.KeyIDs, key = []string{kr.KeyID}, k
+		return ops, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	info, err := a.describe(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	info.BoxKey = key
+	return info, nil
+}
+
+// RevokeKey revokes one key of the agent, or all of them when keyID is
+// empty. Calls with a revoked key fail with AUTH_FAILED at once, including
+// mutations already past their read.
+func (a *Admin) RevokeKey(ctx context.Context, agent, keyID string) (*AgentInfo, error) {
+	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, _ time.Time) ([]store.Op, error) {
+		var ops []store.Op
+		var keep []string
+		for _, id := range rec.KeyIDs {
+			if keyID == "" || id == keyID {
+				ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))
+			} else {
+				keep = append(keep, id)
+			}
+		}
+		if keyID != "" && len(ops) == 0 {
+			return nil, apperr.Forbidden()
+		}
+		rec.KeyIDs = keep
+		return ops, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.describe(ctx, rec)
+}
+
+// ProfileUpdate is the owner's profile document (set-profile --file).
+// Absent fields are left unchanged; the name stays as created.
+type ProfileUpdate struct {
+	Role           *string         `json:"role,omitempty"`
+	InstructionsMD *string         `json:"instructions_md,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+}
+
+// SetProfile changes the agent's private profile and bumps its version, so
+// the agent's sessions answer PROFILE_OUTDATED to mutations until it reads
+// the profile again.
+func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*AgentInfo, error) {
+	var up ProfileUpdate
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&up); err != nil {
+		return nil, apperr.Invalid("profile", "must be a JSON object with role, instructions_md and payload")
+	}
+	if up.Role != nil && *up.Role != "" {
+		if err := checkName("role", *up.Role); err != nil {
+			return nil, err
+		}
+	}
+	if up.InstructionsMD != nil && len(*up.InstructionsMD) > MaxBodyMDBytes {
+		return nil, apperr.Limit("instructions_md", "16 KiB of UTF-8")
+	}
+	payload, err := checkPayload("payload", up.Payload)
+	if err != nil {
+		return nil, err
+	}
+	rec, _, err := a.loadAgent(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		it, err := a.h.st.Get(ctx, profileKey(agent))
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if it == nil {
+			return nil, apperr.Forbidden()
+		}
+		p, err := decode[profileRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if up.Role != nil {
+			p.Role = *up.Role
+		}
+		if up.InstructionsMD != nil {
+			p.InstructionsMD = *up.InstructionsMD
+		}
+		if payload != nil {
+			p.Payload = payload
+		}
+		p.UpdatedAt = a.h.clock()
+		err = a.h.st.Write(ctx, []store.Op{store.Put(profileItem(agent, p, it.Version+1), store.AtVersion(it.Version))})
+		if _, ok := store.ConditionFailed(err); ok {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		return agentInfo(rec, p, it.Version+1), nil
+	}
+	return nil, apperr.Unavailable(errors.New("profile changed concurrently"))
+}
+
+// ListAgents lists a box's agents by name. It reads an index, so an agent
+// created a moment ago may appear a moment later on DynamoDB.
+func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	recs := make([]*agentRecord, 0, len(items))
+	keys := make([]store.Key, 0, len(items))
+	for _, it := range items {
+		rec, err := decode[agentRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		recs = append(recs, rec)
+		keys = append(keys, profileKey(rec.ID))
+	}
+	profiles, err := a.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]*AgentInfo, 0, len(recs))
+	for i, rec := range recs {
+		p := &profileRecord{}
+		var v uint64
+		if profiles[i] != nil {
+			if p, err = decode[profileRecord](profiles[i]); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			v = profiles[i].Version
+		}
+		out = append(out, agentInfo(rec, p, v))
+	}
+	return out, nil
+}

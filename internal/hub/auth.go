@@ -1,0 +1,246 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/google/uuid"
+)
+
+// Agent keys.
+//
+// A key is "abk_" followed by base64url(agent id ‖ key id ‖ secret): 16, 16
+// and 32 bytes. The agent and key ids are not secret; carrying them lets one
+// batched read fetch the key record, the session and every agent-scoped item
+// a tool needs, so an authenticated read tool costs one round trip. Only the
+// SHA-256 of the secret is stored (the secret has 256 bits of entropy, so a
+// slow hash buys nothing), and it is compared in constant time. Nothing of
+// a presented key is ever logged or echoed.
+const keyPrefix = "abk_"
+
+type parsedKey struct {
+	agentID string
+	keyID   string
+	secret  []byte
+}
+
+func newKey(agentID string) (key string, rec keyRecord) {
+	aid := uuid.MustParse(agentID)
+	kid := uuid.New()
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		panic("hub: crypto/rand failed: " + err.Error())
+	}
+	raw := make([]byte, 0, 64)
+	raw = append(raw, aid[:]...)
+	raw = append(raw, kid[:]...)
+	raw = append(raw, secret...)
+	sum := sha256.Sum256(secret)
+	return keyPrefix + base64.RawURLEncoding.EncodeToString(raw),
+		keyRecord{KeyID: kid.String(), AgentID: agentID, SecretSHA: hex.EncodeToString(sum[:])}
+}
+
+func parseKey(s string) (parsedKey, bool) {
+	if !strings.HasPrefix(s, keyPrefix) || len(s) != len(keyPrefix)+86 {
+		return parsedKey{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(keyPrefix):])
+	if err != nil || len(raw) != 64 {
+		return parsedKey{}, false
+	}
+	aid, _ := uuid.FromBytes(raw[:16])
+	kid, _ := uuid.FromBytes(raw[16:32])
+	return parsedKey{agentID: aid.String(), keyID: kid.String(), secret: raw[32:]}, true
+}
+
+func (p parsedKey) matches(rec *keyRecord) bool {
+	want, err := hex.DecodeString(rec.SecretSHA)
+	if err != nil {
+		return false
+	}
+	got := sha256.Sum256(p.secret)
+	ok := subtle.ConstantTimeCompare(got[:], want) == 1
+	return ok && rec.AgentID == p.agentID && rec.KeyID == p.keyID
+}
+
+// Credentials is what a transport saw of the caller. None of it is trusted
+// until Hub has checked it.
+type Credentials struct {
+	// Bearer is the key from 'Authorization: Bearer', if any.
+	Bearer string
+	// ArgKey is the box_key tool argument, if any.
+	ArgKey string
+	// SessionID is the session the transport carries (Mcp-Session-Id or
+	// the Agentbox-Session header), if any.
+	SessionID string
+	// Transport names the transport for the session record ("mcp", "rest").
+	Transport string
+}
+
+// Caller is an authenticated agent within one call.
+type Caller struct {
+	BoxID   string
+	AgentID string
+	Agent   *agentRecord
+	Profile *profileRecord
+	// ProfileVersion is the current profile version.
+	ProfileVersion uint64
+	keyIDs         []string
+	// Session is the live session, nil when none was presented (only
+	// agent_prime and get_help run without one).
+	Session        *sessionRecord
+	SessionVersion uint64
+	Now            time.Time
+}
+
+// sessionMode says what a call needs of its session.
+type sessionMode int
+
+const (
+	// sessionPrimed requires a live, primed session bound to the caller.
+	sessionPrimed sessionMode = iota
+	// sessionOptional loads a session when one is presented (agent_prime).
+	sessionOptional
+)
+
+var errAuth = apperr.New(apperr.AuthFailed, "Authentication failed.")
+
+func authFailed() error {
+	e := *errAuth
+	return &e
+}
+
+func notPrimed() error {
+	return apperr.New(apperr.NotPrimed, "This call needs a live primed session.")
+}
+
+// begin authenticates a call and, in the same batched read, fetches the
+// agent-scoped items extra names for the authenticated agent. The returned
+// items align with extra's keys. Nothing read is returned unless the key
+// checks out.
+func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra func(agentID string) []store.Key) (*Caller, []*store.Item, error) {
+	var keys []parsedKey
+	for _, s := range []string{cr.Bearer, cr.ArgKey} {
+		if s == "" {
+			continue
+		}
+		p, ok := parseKey(s)
+		if !ok {
+			return nil, nil, authFailed()
+		}
+		keys = append(keys, p)
+	}
+	if len(keys) == 0 {
+		return nil, nil, authFailed()
+	}
+	if len(keys) == 2 && keys[0].agentID != keys[1].agentID {
+		return nil, nil, authFailed()
+	}
+	agentID := keys[0].agentID
+	if len(keys) == 2 && keys[0].keyID == keys[1].keyID {
+		keys = keys[:1]
+	}
+
+	batch := []store.Key{agentKey(agentID), profileKey(agentID)}
+	for _, k := range keys {
+		batch = append(batch, keyRecordKey(k.keyID))
+	}
+	sessIdx := -1
+	if cr.SessionID != "" {
+		if !validSessionID(cr.SessionID) {
+			if mode == sessionPrimed {
+				return nil, nil, notPrimed()
+			}
+		} else {
+			sessIdx = len(batch)
+			batch = append(batch, sessionKey(cr.SessionID))
+		}
+	}
+	extraAt := len(batch)
+	if extra != nil {
+		batch = append(batch, extra(agentID)...)
+	}
+	items, err := h.st.BatchGet(ctx, batch)
+	if err != nil {
+		return nil, nil, storageErr(err)
+	}
+
+	if items[0] == nil || items[1] == nil {
+		return nil, nil, authFailed()
+	}
+	agent, err := decode[agentRecord](items[0])
+	if err != nil {
+		return nil, nil, apperr.Normalize(err)
+	}
+	profile, err := decode[profileRecord](items[1])
+	if err != nil {
+		return nil, nil, apperr.Normalize(err)
+	}
+	if agent.Status != statusActive {
+		return nil, nil, authFailed()
+	}
+	for i, k := range keys {
+		it := items[2+i]
+		if it == nil {
+			return nil, nil, authFailed()
+		}
+		rec, err := decode[keyRecord](it)
+		if err != nil || !k.matches(rec) || rec.BoxID != agent.BoxID {
+			return nil, nil, authFailed()
+		}
+	}
+	c := &Caller{BoxID: agent.BoxID, AgentID: agentID, Agent: agent, Profile: profile,
+		ProfileVersion: items[1].Version, Now: h.clock()}
+	for _, k := range keys {
+		c.keyIDs = append(c.keyIDs, k.keyID)
+	}
+
+	if sessIdx >= 0 && items[sessIdx] != nil {
+		s, err := decode[sessionRecord](items[sessIdx])
+		if err != nil {
+			return nil, nil, apperr.Normalize(err)
+		}
+		if s.AgentID != "" && s.AgentID != agentID {
+			// A session id is never authority: it is valid only with the
+			// key of the agent it is bound to.
+			return nil, nil, authFailed()
+		}
+		c.Session, c.SessionVersion = s, items[sessIdx].Version
+	}
+	if mode == sessionPrimed && (c.Session == nil || !c.Session.Primed || c.Session.AgentID == "") {
+		return nil, nil, notPrimed()
+	}
+	return c, items[extraAt:], nil
+}
+
+// authChecks are the conditions every mutation's write carries so that a
+// key revoked, or a profile changed, between the read and the write cannot
+// slip through: the presented keys still exist and the profile version is
+// the one this session observed.
+func authChecks(c *Caller) []guardedOp {
+	ops := []guardedOp{{
+		op:     store.Check(profileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
+		onFail: func(context.Context) error { return profileOutdated() },
+	}}
+	for _, id := range c.keyIDs {
+		ops = append(ops, guardedOp{
+			op:     store.Check(keyRecordKey(id), store.Present),
+			onFail: func(context.Context) error { return authFailed() },
+		})
+	}
+	return ops
+}
+
+func profileOutdated() error {
+	return apperr.New(apperr.ProfileOutdated, "Your profile changed since this session last read it.")
+}
+
+const statusActive = "active"

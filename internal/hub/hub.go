@@ -1,0 +1,70 @@
+// Package hub is the domain core of agentbox: identity, sessions,
+// idempotency, revisions and every tool's rules. It knows nothing of HTTP,
+// MCP, Lambda or DynamoDB; it talks to storage only through store.Store and
+// answers failures only as *apperr.Error.
+//
+// Each tool is one exported method of Hub taking the caller's Credentials
+// (what the transport saw) and the tool's decoded input, and returning the
+// tool's output. Identity, box, session, time and membership are always
+// derived here, never taken from arguments.
+package hub
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Options configures a Hub. The zero value is usable: every field has a
+// production default.
+type Options struct {
+	// Now is the clock; defaults to time.Now. Tests inject a fake.
+	Now func() time.Time
+	// Logger receives structured domain logs; defaults to slog.Default().
+	Logger *slog.Logger
+	// SessionIdle is how long a session lives without use (default 12h).
+	// A session is refreshed at most once per quarter of this window, so a
+	// read normally costs no session write.
+	SessionIdle time.Duration
+	// IdempotencyTTL is how long a mutation ID is remembered (default 30
+	// days, seed 002's scope; seed 000 names none, so both use it).
+	IdempotencyTTL time.Duration
+}
+
+// Hub is the domain service. It is safe for concurrent use and holds no
+// per-request state, so a Lambda instance builds one at start and reuses it.
+type Hub struct {
+	st     store.Store
+	now    func() time.Time
+	log    *slog.Logger
+	idle   time.Duration
+	idemTT time.Duration
+}
+
+// New returns a Hub over st.
+func New(st store.Store, opts Options) *Hub {
+	h := &Hub{st: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.idle <= 0 {
+		h.idle = 12 * time.Hour
+	}
+	if h.idemTT <= 0 {
+		h.idemTT = 30 * 24 * time.Hour
+	}
+	return h
+}
+
+// Store exposes the port, for the admin plane and tests that count round
+// trips.
+func (h *Hub) Store() store.Store { return h.st }
+
+func (h *Hub) clock() time.Time { return h.now().UTC() }
+
+// timestamp renders times the one way every DTO uses.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -1,0 +1,720 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// fixture is one hub on one adapter with a box of two agents and a second
+// box with one agent.
+type fixture struct {
+	t      *testing.T
+	h      *hub.Hub
+	st     *teststores.Counting
+	clock  *teststores.Clock
+	box    string
+	a, b   *hub.AgentInfo // agents of box
+	other  *hub.AgentInfo // agent of another box
+	ctx    context.Context
+	raw    store.Store
+	wrapFn func(store.Store) store.Store
+}
+
+func newFixture(t *testing.T, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {
+	t.Helper()
+	clock := teststores.NewClock()
+	raw := ad.Open(t, clock.Now)
+	var s store.Store = raw
+	for _, w := range wrap {
+		s = w(s)
+	}
+	counting := teststores.NewCounting(s)
+	f := &fixture{t: t, clock: clock, st: counting, raw: raw, ctx: context.Background()}
+	f.h = hub.New(counting, hub.Options{Now: clock.Now})
+	adm := f.h.Admin()
+	box, err := adm.CreateBox(f.ctx, "main")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	f.box = box.BoxID
+	f.a = f.mustAgent(box.BoxID, "alice")
+	f.b = f.mustAgent(box.BoxID, "bob")
+	other, err := adm.CreateBox(f.ctx, "other")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	f.other = f.mustAgent(other.BoxID, "mallory")
+	return f
+}
+
+func (f *fixture) mustAgent(box, name string) *hub.AgentInfo {
+	f.t.Helper()
+	ag, err := f.h.Admin().CreateAgent(f.ctx, box, name, "tester")
+	if err != nil {
+		f.t.Fatalf("CreateAgent(%s): %v", name, err)
+	}
+	return ag
+}
+
+// prime opens a REST session for ag and returns its credentials.
+func (f *fixture) prime(ag *hub.AgentInfo) hub.Credentials {
+	f.t.Helper()
+	out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
+	if err != nil {
+		f.t.Fatalf("Prime(%s): %v", ag.Name, err)
+	}
+	return hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID, Transport: "rest"}
+}
+
+func forEachAdapter(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
+	for _, ad := range teststores.All() {
+		t.Run(ad.Name, func(t *testing.T) { fn(t, ad) })
+	}
+}
+
+func wantCode(t *testing.T, call string, err error, want apperr.Code) *apperr.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: got success, want %s", call, want)
+	}
+	e, ok := apperr.As(err)
+	if !ok {
+		t.Fatalf("%s: got untyped error %v, want %s", call, err, want)
+	}
+	if e.Code != want {
+		t.Fatalf("%s: got %s (%s), want %s", call, e.Code, e.Message, want)
+	}
+	return e
+}
+
+func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body string) (*hub.CheckpointOutput, error) {
+	return f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
+		Mutation:         hub.Mutation{IdempotencyKey: key},
+		ExpectedRevision: rev, BodyMD: body,
+	})
+}
+
+func TestPrime(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
+		if err != nil {
+			t.Fatalf("Prime: %v", err)
+		}
+		if out.SessionID == "" || out.SessionResumed {
+			t.Errorf("Prime: session %q resumed=%v, want a new session", out.SessionID, out.SessionResumed)
+		}
+		if out.Agent.AgentID != f.a.AgentID || out.Agent.BoxID != f.box || out.Agent.Name != "alice" {
+			t.Errorf("Prime: agent = %+v, want alice of box %s", out.Agent, f.box)
+		}
+		if out.Profile.Version != 1 || out.Profile.Role != "tester" {
+			t.Errorf("Prime: profile = %+v, want version 1 role tester", out.Profile)
+		}
+		if out.Checkpoint.Revision != 0 || out.CheckpointMismatch {
+			t.Errorf("Prime: checkpoint = %+v mismatch=%v, want revision 0 and no mismatch", out.Checkpoint, out.CheckpointMismatch)
+		}
+		if out.Rooms == nil || len(out.Rooms) != 0 || out.UnreadCount != 0 || out.OpenRequestCount != 0 {
+			t.Errorf("Prime: rooms=%v unread=%d requests=%d, want empty and zero", out.Rooms, out.UnreadCount, out.OpenRequestCount)
+		}
+		if out.Limits.BodyMDBytes != 16384 || out.Limits.AckMax != 100 || out.Limits.TargetsMax != 20 {
+			t.Errorf("Prime: limits = %+v", out.Limits)
+		}
+
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: out.SessionID}
+		if _, err := save(f, cr, "k1", 0, "first"); err != nil {
+			t.Fatalf("CheckpointSave: %v", err)
+		}
+		held := hub.Revision(0)
+		again, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{CheckpointRevision: &held})
+		if err != nil {
+			t.Fatalf("Prime(resume): %v", err)
+		}
+		if again.SessionID != out.SessionID || !again.SessionResumed {
+			t.Errorf("Prime(resume): session %q resumed=%v, want %q resumed", again.SessionID, again.SessionResumed, out.SessionID)
+		}
+		if !again.CheckpointMismatch || again.Checkpoint.Revision != 1 || again.Checkpoint.BodyMD != "first" {
+			t.Errorf("Prime(held 0): checkpoint %+v mismatch=%v, want revision 1 with mismatch", again.Checkpoint, again.CheckpointMismatch)
+		}
+		held = 1
+		third, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{CheckpointRevision: &held})
+		if err != nil || third.CheckpointMismatch {
+			t.Errorf("Prime(held 1): mismatch=%v err=%v, want no mismatch", third != nil && third.CheckpointMismatch, err)
+		}
+	})
+}
+
+func TestNotPrimed(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		primed := f.prime(f.a)
+		unbound, err := f.h.OpenSession(f.ctx, "", "mcp")
+		if err != nil {
+			t.Fatalf("OpenSession: %v", err)
+		}
+		cases := []struct {
+			name    string
+			session string
+		}{
+			{"NoSession", ""},
+			{"MalformedSession", "not-a-session"},
+			{"UnknownSession", "s_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
+			{"UnboundSession", unbound},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: tc.session}
+				_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+				wantCode(t, "CheckpointGet", err, apperr.NotPrimed)
+				_, err = f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
+				wantCode(t, "ProfileGet", err, apperr.NotPrimed)
+				_, err = save(f, cr, "k", 0, "x")
+				wantCode(t, "CheckpointSave", err, apperr.NotPrimed)
+			})
+		}
+		t.Run("IdleExpiry", func(t *testing.T) {
+			if _, err := f.h.CheckpointGet(f.ctx, primed, hub.CheckpointGetInput{}); err != nil {
+				t.Fatalf("CheckpointGet before expiry: %v", err)
+			}
+			f.clock.Advance(13 * time.Hour)
+			_, err := f.h.CheckpointGet(f.ctx, primed, hub.CheckpointGetInput{})
+			wantCode(t, "CheckpointGet after 13h idle", err, apperr.NotPrimed)
+		})
+	})
+}
+
+func TestSessionStaysAliveWhileUsed(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		for i := 0; i < 8; i++ { // 8 x 4h = 32h, well past one idle window
+			f.clock.Advance(4 * time.Hour)
+			if _, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{}); err != nil {
+				t.Fatalf("CheckpointGet after %dh of regular use: %v", 4*(i+1), err)
+			}
+		}
+	})
+}
+
+func TestAuthFailed(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA := f.prime(f.a)
+		revoked := f.mustAgent(f.box, "revoked")
+		if _, err := f.h.Admin().RevokeKey(f.ctx, revoked.AgentID, ""); err != nil {
+			t.Fatalf("RevokeKey: %v", err)
+		}
+		rotated := f.mustAgent(f.box, "rotated")
+		if _, err := f.h.Admin().RotateKey(f.ctx, rotated.AgentID); err != nil {
+			t.Fatalf("RotateKey: %v", err)
+		}
+		// Same agent and key id as alice's key, different secret.
+		forged := f.a.BoxKey[:len(f.a.BoxKey)-6] + "AAAAAA"
+		if forged == f.a.BoxKey {
+			forged = f.a.BoxKey[:len(f.a.BoxKey)-6] + "BBBBBB"
+		}
+		cases := []struct {
+			name string
+			cr   hub.Credentials
+		}{
+			{"NoKey", hub.Credentials{}},
+			{"Garbage", hub.Credentials{Bearer: "abk_garbage"}},
+			{"WrongSecret", hub.Credentials{Bearer: forged}},
+			{"RevokedKey", hub.Credentials{Bearer: revoked.BoxKey}},
+			{"RotatedOldKey", hub.Credentials{Bearer: rotated.BoxKey}},
+			{"OtherAgentWithMySession", hub.Credentials{Bearer: f.b.BoxKey, SessionID: crA.SessionID}},
+			{"OtherBoxWithMySession", hub.Credentials{Bearer: f.other.BoxKey, SessionID: crA.SessionID}},
+			{"BearerAndArgDisagree", hub.Credentials{Bearer: f.a.BoxKey, ArgKey: f.b.BoxKey, SessionID: crA.SessionID}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := f.h.Prime(f.ctx, tc.cr, hub.PrimeInput{})
+				e := wantCode(t, "Prime", err, apperr.AuthFailed)
+				_, err = f.h.CheckpointGet(f.ctx, tc.cr, hub.CheckpointGetInput{})
+				wantCode(t, "CheckpointGet", err, apperr.AuthFailed)
+				for _, secret := range []string{f.a.BoxKey, f.b.BoxKey, forged, crA.SessionID} {
+					if strings.Contains(e.Message+e.NextAction, secret) {
+						t.Errorf("AUTH_FAILED text contains credential material")
+					}
+				}
+			})
+		}
+		t.Run("ArgKeyAlone", func(t *testing.T) {
+			cr := hub.Credentials{ArgKey: f.a.BoxKey, SessionID: crA.SessionID}
+			if _, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{}); err != nil {
+				t.Fatalf("CheckpointGet with box_key only: %v", err)
+			}
+		})
+		t.Run("RevokedMidSessionBlocksMutation", func(t *testing.T) {
+			victim := f.mustAgent(f.box, "victim")
+			cr := f.prime(victim)
+			if _, err := f.h.Admin().RevokeKey(f.ctx, victim.AgentID, ""); err != nil {
+				t.Fatalf("RevokeKey: %v", err)
+			}
+			_, err := save(f, cr, "k", 0, "x")
+			wantCode(t, "CheckpointSave after revocation", err, apperr.AuthFailed)
+		})
+	})
+}
+
+func TestUnboundSessionBinding(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		id, err := f.h.OpenSession(f.ctx, "", "mcp")
+		if err != nil {
+			t.Fatalf("OpenSession: %v", err)
+		}
+		out, err := f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
+		if err != nil {
+			t.Fatalf("Prime on unbound session: %v", err)
+		}
+		if out.SessionID != id {
+			t.Fatalf("Prime: session %q, want the transport's %q", out.SessionID, id)
+		}
+		_, err = f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.b.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
+		wantCode(t, "Prime by another agent on a bound session", err, apperr.AuthFailed)
+		_, err = f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: "s_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", Transport: "mcp"}, hub.PrimeInput{})
+		wantCode(t, "Prime on an unknown MCP session", err, apperr.NotPrimed)
+		if err := f.h.CloseSession(f.ctx, id, hub.Credentials{Bearer: f.b.BoxKey}); err == nil {
+			t.Fatalf("CloseSession by another agent: got success, want AUTH_FAILED")
+		}
+		if err := f.h.CloseSession(f.ctx, id, hub.Credentials{Bearer: f.a.BoxKey}); err != nil {
+			t.Fatalf("CloseSession: %v", err)
+		}
+		err = f.h.CheckSession(f.ctx, id, "")
+		wantCode(t, "CheckSession after close", err, apperr.NotPrimed)
+	})
+}
+
+func TestProfileOutdated(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer","instructions_md":"Review PRs."}`)); err != nil {
+			t.Fatalf("SetProfile: %v", err)
+		}
+		_, err := save(f, cr, "k1", 0, "x")
+		wantCode(t, "CheckpointSave after profile change", err, apperr.ProfileOutdated)
+		// Reads still work.
+		if _, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{}); err != nil {
+			t.Fatalf("CheckpointGet with outdated profile: %v", err)
+		}
+		p, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
+		if err != nil {
+			t.Fatalf("ProfileGet: %v", err)
+		}
+		if p.Profile.Version != 2 || p.Profile.Role != "reviewer" || p.Profile.InstructionsMD != "Review PRs." {
+			t.Fatalf("ProfileGet = %+v, want version 2 reviewer", p.Profile)
+		}
+		out, err := save(f, cr, "k1", 0, "x")
+		if err != nil {
+			t.Fatalf("CheckpointSave after profile_get: %v", err)
+		}
+		if out.Checkpoint.ProfileVersion == nil || *out.Checkpoint.ProfileVersion != 2 || out.Checkpoint.SessionID != cr.SessionID {
+			t.Errorf("CheckpointSave: provenance %+v, want session %s profile 2", out.Checkpoint, cr.SessionID)
+		}
+	})
+}
+
+// TestProfileChangeBetweenReadAndWrite forces the interleaving in which the
+// owner changes the profile after a mutation read it and before it writes:
+// the write's profile-version check must refuse it.
+func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		cr := f.prime(f.a)
+		var fired atomic.Bool
+		hook = func() {
+			if fired.CompareAndSwap(false, true) {
+				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
+					t.Errorf("SetProfile: %v", err)
+				}
+			}
+		}
+		_, err := save(f, cr, "k1", 0, "x")
+		wantCode(t, "CheckpointSave racing a profile change", err, apperr.ProfileOutdated)
+		hook = func() {}
+		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if err != nil || got.Checkpoint.Revision != 0 {
+			t.Fatalf("CheckpointGet = %+v, %v; want revision 0 (nothing written)", got, err)
+		}
+	})
+}
+
+// beforeWrite runs hook before every Write: it forces an interleaving a
+// real store cannot be made to produce on demand.
+type beforeWrite struct {
+	store.Store
+	hook func()
+}
+
+func (b *beforeWrite) Write(ctx context.Context, ops []store.Op) error {
+	b.hook()
+	return b.Store.Write(ctx, ops)
+}
+
+func TestCheckpointCAS(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if err != nil || got.Checkpoint.Revision != 0 {
+			t.Fatalf("CheckpointGet = %+v, %v; want revision 0", got, err)
+		}
+		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
+			Mutation: hub.Mutation{IdempotencyKey: "k1"}, ExpectedRevision: 0,
+			BodyMD: "# state", Payload: hub.Object(`{"cursor":"abc","n":[1,2]}`),
+		})
+		if err != nil {
+			t.Fatalf("CheckpointSave(0): %v", err)
+		}
+		if out.Checkpoint.Revision != 1 || out.Replayed || string(out.Checkpoint.Payload) != `{"cursor":"abc","n":[1,2]}` {
+			t.Fatalf("CheckpointSave(0) = %+v, want revision 1 with payload", out)
+		}
+		_, err = save(f, cr, "k2", 0, "stale")
+		e := wantCode(t, "CheckpointSave(stale 0)", err, apperr.RevisionConflict)
+		if e.CurrentRevision == nil || *e.CurrentRevision != 1 {
+			t.Fatalf("REVISION_CONFLICT current revision = %v, want 1", e.CurrentRevision)
+		}
+		_, err = save(f, cr, "k3", 7, "future")
+		wantCode(t, "CheckpointSave(7)", err, apperr.RevisionConflict)
+		if _, err := save(f, cr, "k4", 1, "second"); err != nil {
+			t.Fatalf("CheckpointSave(1): %v", err)
+		}
+		got, _ = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != "second" || got.Checkpoint.Payload != nil {
+			t.Fatalf("CheckpointGet = %+v, want revision 2 'second' without payload (no merge)", got.Checkpoint)
+		}
+		// Another agent's checkpoint is its own.
+		crB := f.prime(f.b)
+		gotB, err := f.h.CheckpointGet(f.ctx, crB, hub.CheckpointGetInput{})
+		if err != nil || gotB.Checkpoint.Revision != 0 {
+			t.Fatalf("CheckpointGet(bob) = %+v, %v; want revision 0", gotB, err)
+		}
+	})
+}
+
+func TestCheckpointCASRace(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		if _, err := save(f, cr, "seed", 0, "v1"); err != nil {
+			t.Fatalf("CheckpointSave: %v", err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = save(f, cr, fmt.Sprintf("racer-%d", i), 1, fmt.Sprintf("from racer %d", i))
+			}()
+		}
+		wg.Wait()
+		wins, conflicts := 0, 0
+		for i, err := range errs {
+			switch e, _ := apperr.As(err); {
+			case err == nil:
+				wins++
+			case e != nil && e.Code == apperr.RevisionConflict:
+				conflicts++
+				if e.CurrentRevision == nil || *e.CurrentRevision != 2 {
+					t.Errorf("racer %d: current revision %v, want 2", i, e.CurrentRevision)
+				}
+			case e != nil && e.Code == apperr.TemporarilyUnavailable:
+				conflicts++ // DynamoDB may cancel a conflicting transaction instead
+			default:
+				t.Errorf("racer %d: %v", i, err)
+			}
+		}
+		if wins != 1 || conflicts != n-1 {
+			t.Fatalf("CAS race: %d winners, %d conflicts; want 1 and %d", wins, conflicts, n-1)
+		}
+		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if got.Checkpoint.Revision != 2 || !strings.HasPrefix(got.Checkpoint.BodyMD, "from racer ") {
+			t.Fatalf("after race: %+v, want revision 2 from one racer", got.Checkpoint)
+		}
+	})
+}
+
+func TestIdempotency(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		first, err := save(f, cr, "same", 0, "body")
+		if err != nil {
+			t.Fatalf("CheckpointSave: %v", err)
+		}
+		again, err := save(f, cr, "same", 0, "body")
+		if err != nil {
+			t.Fatalf("CheckpointSave(replay): %v", err)
+		}
+		if !again.Replayed || again.Checkpoint.Revision != first.Checkpoint.Revision || again.Checkpoint.SavedAt != first.Checkpoint.SavedAt {
+			t.Fatalf("replay = %+v, want the original receipt marked replayed", again)
+		}
+		_, err = save(f, cr, "same", 0, "different body")
+		wantCode(t, "CheckpointSave(same key, other payload)", err, apperr.IdempotencyConflict)
+		// The key is scoped per agent: bob may use the same key.
+		crB := f.prime(f.b)
+		if out, err := save(f, crB, "same", 0, "body"); err != nil || out.Replayed {
+			t.Fatalf("bob CheckpointSave(same key) = %+v, %v; want a fresh effect", out, err)
+		}
+		// Even after the CAS moved on, the replay answers from the record.
+		if _, err := save(f, cr, "next", 1, "v2"); err != nil {
+			t.Fatalf("CheckpointSave(1): %v", err)
+		}
+		old, err := save(f, cr, "same", 0, "body")
+		if err != nil || !old.Replayed || old.Checkpoint.Revision != 1 {
+			t.Fatalf("late replay = %+v, %v; want revision 1 replayed", old, err)
+		}
+		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if got.Checkpoint.Revision != 2 {
+			t.Fatalf("revision = %d, want 2 (replays have no effect)", got.Checkpoint.Revision)
+		}
+	})
+}
+
+func TestConcurrentDuplicates(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		const n = 10
+		var wg sync.WaitGroup
+		outs := make([]*hub.CheckpointOutput, n)
+		errs := make([]error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				outs[i], errs[i] = save(f, cr, "dup", 0, "once")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		fresh := 0
+		for i := range n {
+			if errs[i] != nil {
+				e, _ := apperr.As(errs[i])
+				if e != nil && e.Code == apperr.TemporarilyUnavailable {
+					continue // retryable; retried below
+				}
+				t.Fatalf("duplicate %d: %v", i, errs[i])
+			}
+			if outs[i].Checkpoint.Revision != 1 {
+				t.Errorf("duplicate %d: revision %d, want 1", i, outs[i].Checkpoint.Revision)
+			}
+			if !outs[i].Replayed {
+				fresh++
+			}
+		}
+		if fresh != 1 {
+			t.Fatalf("concurrent duplicates: %d took effect, want exactly 1", fresh)
+		}
+		retry, err := save(f, cr, "dup", 0, "once")
+		if err != nil || !retry.Replayed || retry.Checkpoint.Revision != 1 {
+			t.Fatalf("retry = %+v, %v; want replay of revision 1", retry, err)
+		}
+	})
+}
+
+// lossyWrite commits a write and then reports a failure, as a timeout after
+// the engine committed does: the one fault a real engine cannot be asked to
+// produce.
+type lossyWrite struct {
+	store.Store
+	mu    sync.Mutex
+	armed bool
+}
+
+func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
+	l.mu.Lock()
+	armed := l.armed
+	l.armed = false
+	l.mu.Unlock()
+	err := l.Store.Write(ctx, ops)
+	if armed && err == nil {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var lossy *lossyWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+		cr := f.prime(f.a)
+		lossy.mu.Lock()
+		lossy.armed = true
+		lossy.mu.Unlock()
+		_, err := save(f, cr, "uncertain", 0, "body")
+		e := wantCode(t, "CheckpointSave with a lost reply", err, apperr.TemporarilyUnavailable)
+		if !e.Code.Retryable() {
+			t.Fatalf("uncertain failure is not retryable")
+		}
+		out, err := save(f, cr, "uncertain", 0, "body")
+		if err != nil || !out.Replayed || out.Checkpoint.Revision != 1 {
+			t.Fatalf("retry = %+v, %v; want the committed receipt replayed", out, err)
+		}
+		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		if got.Checkpoint.Revision != 1 {
+			t.Fatalf("revision %d after retry, want 1 (exactly once)", got.Checkpoint.Revision)
+		}
+	})
+}
+
+// failingWrite refuses writes as a throttled engine does, before committing.
+type failingWrite struct {
+	store.Store
+	fail bool
+}
+
+func (f *failingWrite) Write(ctx context.Context, ops []store.Op) error {
+	if f.fail {
+		f.fail = false
+		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
+	}
+	return f.Store.Write(ctx, ops)
+}
+
+func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var fw *failingWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrite{Store: s}; return fw })
+		cr := f.prime(f.a)
+		fw.fail = true
+		_, err := save(f, cr, "busy", 0, "body")
+		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
+		if e.RetryAfter <= 0 {
+			t.Errorf("TEMPORARILY_UNAVAILABLE without a retry hint")
+		}
+		out, err := save(f, cr, "busy", 0, "body")
+		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
+			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 1", out, err)
+		}
+	})
+}
+
+func TestCheckpointLimits(t *testing.T) {
+	deep := func(n int) string {
+		return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n)
+	}
+	cases := []struct {
+		name    string
+		body    string
+		payload string
+		want    apperr.Code // "" = success
+	}{
+		{"BodyOneByte", "x", "", ""},
+		{"BodyAtLimit", strings.Repeat("é", 8192), "", ""},
+		{"BodyOverLimit", strings.Repeat("é", 8192) + "x", "", apperr.LimitExceeded},
+		{"BodyEmpty", "", "", apperr.InvalidArgument},
+		{"PayloadDepth8", "x", deep(8), ""},
+		{"PayloadDepth9", "x", deep(9), apperr.LimitExceeded},
+		{"PayloadAtLimit", "x", `{"s":"` + strings.Repeat("a", 8192-8) + `"}`, ""},
+		{"PayloadOverLimit", "x", `{"s":"` + strings.Repeat("a", 8192-7) + `"}`, apperr.LimitExceeded},
+		{"PayloadNotObject", "x", `[1,2]`, apperr.InvalidArgument},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		rev := hub.Revision(0)
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
+					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: rev,
+					BodyMD: tc.body, Payload: hub.Object(tc.payload),
+				})
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("CheckpointSave: %v", err)
+					}
+					rev = out.Checkpoint.Revision
+					return
+				}
+				e := wantCode(t, "CheckpointSave", err, tc.want)
+				if strings.Contains(e.Message, "aaaa") || strings.Contains(e.Message, "éé") {
+					t.Errorf("error message echoes the rejected value: %q", e.Message)
+				}
+			})
+		}
+	})
+}
+
+// TestRoundTrips counts store round trips per call once the session is
+// primed: at most 2 for a read tool and 3 for a mutation.
+func TestRoundTrips(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		calls := []struct {
+			name string
+			max  int64
+			call func() error
+		}{
+			{"profile_get", 2, func() error { _, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{}); return err }},
+			{"checkpoint_get", 2, func() error {
+				_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+				return err
+			}},
+			{"checkpoint_save", 3, func() error { _, err := save(f, cr, "rt", 0, "x"); return err }},
+			{"checkpoint_save replay", 3, func() error { _, err := save(f, cr, "rt", 0, "x"); return err }},
+		}
+		for _, c := range calls {
+			f.st.Reset()
+			if err := c.call(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := f.st.Reset(); got > c.max {
+				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
+			} else {
+				t.Logf("%s: %d round trips", c.name, got)
+			}
+		}
+	})
+}
+
+func TestAdminErrors(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		adm := f.h.Admin()
+		_, err := adm.CreateAgent(f.ctx, "00000000-0000-4000-8000-000000000000", "x", "")
+		wantCode(t, "CreateAgent(unknown box)", err, apperr.NotFoundOrForbidden)
+		_, err = adm.CreateAgent(f.ctx, "not-a-uuid", "x", "")
+		wantCode(t, "CreateAgent(bad box id)", err, apperr.InvalidArgument)
+		_, err = adm.CreateBox(f.ctx, "")
+		wantCode(t, "CreateBox(empty)", err, apperr.InvalidArgument)
+		_, err = adm.SetProfile(f.ctx, f.a.AgentID, []byte(`{"bogus":1}`))
+		wantCode(t, "SetProfile(unknown field)", err, apperr.InvalidArgument)
+		list, err := adm.ListAgents(f.ctx, f.box)
+		if err != nil || len(list) != 2 {
+			t.Fatalf("ListAgents = %d agents, %v; want 2", len(list), err)
+		}
+		for _, a := range list {
+			if a.BoxKey != "" {
+				t.Errorf("ListAgents shows a key")
+			}
+		}
+		rot, err := adm.RotateKey(f.ctx, f.a.AgentID)
+		if err != nil || rot.BoxKey == "" || rot.BoxKey == f.a.BoxKey {
+			t.Fatalf("RotateKey = %+v, %v; want a new key", rot, err)
+		}
+		if _, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: rot.BoxKey}, hub.PrimeInput{}); err != nil {
+			t.Fatalf("Prime with rotated key: %v", err)
+		}
+		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
+		wantCode(t, "Prime with the pre-rotation key", err, apperr.AuthFailed)
+	})
+}

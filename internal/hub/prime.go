@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// PrimeInput is agent_prime's input.
+type PrimeInput struct {
+	Auth
+	CheckpointRevision *Revision `json:"checkpoint_revision,omitempty" desc:"The checkpoint revision you already hold, if any; the result flags whether it is still current."`
+}
+
+// PrimeOutput is everything an agent needs to start or resume work.
+type PrimeOutput struct {
+	SessionID          string        `json:"session_id" desc:"Durable session id. MCP carries it as Mcp-Session-Id; REST clients send it as the Agentbox-Session header."`
+	SessionResumed     bool          `json:"session_resumed" desc:"True when an existing session was resumed rather than opened."`
+	Agent              AgentSelf     `json:"agent"`
+	Profile            ProfileDTO    `json:"profile"`
+	Checkpoint         CheckpointDTO `json:"checkpoint"`
+	CheckpointMismatch bool          `json:"checkpoint_mismatch" desc:"True when checkpoint_revision was given and differs from the current revision."`
+	Rooms              []RoomRef     `json:"rooms" desc:"Current room memberships."`
+	UnreadCount        int64         `json:"unread_count" desc:"Live count of unacknowledged attention rows."`
+	OpenRequestCount   int64         `json:"open_request_count" desc:"Live count of requests addressed to you without a declaration."`
+	Limits             Limits        `json:"limits"`
+}
+
+// AgentSelf identifies the authenticated agent.
+type AgentSelf struct {
+	AgentID string `json:"agent_id"`
+	BoxID   string `json:"box_id"`
+	Name    string `json:"name"`
+}
+
+// RoomRef is a current membership as agent_prime and rooms_list show it.
+type RoomRef struct {
+	RoomID        string   `json:"room_id"`
+	Name          string   `json:"name"`
+	Follow        string   `json:"follow"`
+	BriefRevision Revision `json:"brief_revision"`
+	Archived      bool     `json:"archived"`
+}
+
+// membershipRecord is the agent-side copy of a current membership.
+type membershipRecord struct {
+	RoomID        string    `json:"room_id"`
+	Name          string    `json:"name"`
+	Epoch         uint64    `json:"epoch"`
+	Follow        string    `json:"follow"`
+	BriefRevision uint64    `json:"brief_revision"`
+	Archived      bool      `json:"archived"`
+	JoinedAt      time.Time `json:"joined_at"`
+}
+
+// Prime opens or resumes the caller's durable session, records the profile
+// version it now observes, and returns the agent's current state. It never
+// ACKs anything and is naturally idempotent: priming again resumes.
+func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeOutput, error) {
+	c, items, err := h.begin(ctx, cr, sessionOptional, func(agent string) []store.Key {
+		return []store.Key{checkpointKey(agent), unreadCounterKey(agent), requestCounterKey(agent)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cr.SessionID != "" && c.Session == nil && cr.Transport == "mcp" {
+		// The MCP session is the transport's; an expired one must be
+		// re-initialized, not silently replaced.
+		return nil, apperr.New(apperr.NotPrimed, "Unknown or expired session.").
+			WithNext("Re-initialize the MCP connection, then call agent_prime.")
+	}
+
+	var s sessionRecord
+	resumed := c.Session != nil
+	op := store.Absent
+	next := uint64(1)
+	if resumed {
+		s = *c.Session
+		op = store.AtVersion(c.SessionVersion)
+		next = c.SessionVersion + 1
+	} else {
+		s = sessionRecord{ID: newSessionID(), Transport: cr.Transport, CreatedAt: c.Now}
+		if s.Transport == "" {
+			s.Transport = "rest"
+		}
+	}
+	s.AgentID, s.BoxID = c.AgentID, c.BoxID
+	s.Primed, s.ProfileVersion, s.LastSeenAt = true, c.ProfileVersion, c.Now
+	if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(&s, next), op)}); err != nil {
+		if _, ok := store.ConditionFailed(err); ok {
+			return nil, apperr.Unavailable(err).WithNext("Another call changed this session at the same moment; call agent_prime again.")
+		}
+		return nil, storageErr(err)
+	}
+
+	pk, prefix := membershipPrefix(c.AgentID)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	rooms := make([]RoomRef, 0, len(rows))
+	for _, it := range rows {
+		m, err := decode[membershipRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		rooms = append(rooms, RoomRef{RoomID: m.RoomID, Name: m.Name, Follow: m.Follow,
+			BriefRevision: Revision(m.BriefRevision), Archived: m.Archived})
+	}
+
+	cp, err := checkpointDTO(items[0])
+	if err != nil {
+		return nil, err
+	}
+	out := &PrimeOutput{
+		SessionID:        s.ID,
+		SessionResumed:   resumed,
+		Agent:            AgentSelf{AgentID: c.AgentID, BoxID: c.BoxID, Name: c.Agent.Name},
+		Profile:          profileDTO(c.Agent, c.Profile, c.ProfileVersion),
+		Checkpoint:       cp,
+		Rooms:            rooms,
+		UnreadCount:      count(items[1]),
+		OpenRequestCount: count(items[2]),
+		Limits:           h.Limits(),
+	}
+	if in.CheckpointRevision != nil && *in.CheckpointRevision != cp.Revision {
+		out.CheckpointMismatch = true
+	}
+	return out, nil
+}
+
+func count(it *store.Item) int64 {
+	if it == nil || it.Count < 0 {
+		return 0
+	}
+	return it.Count
+}

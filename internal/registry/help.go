@@ -1,0 +1,50 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+// HelpInput is get_help's input.
+type HelpInput struct {
+	hub.Auth
+	Tool string `json:"tool" desc:"The tool whose contract you want." schema:"minLength=1,maxLength=80" example:"\"checkpoint_save\""`
+}
+
+// HelpOutput is one tool's whole contract.
+type HelpOutput struct {
+	Contract map[string]any `json:"contract" desc:"The tool's entry of tool-contracts.json."`
+}
+
+// helpTool declares get_help. It lives here, not in the domain, because a
+// contract is a registry artefact.
+func helpTool(r *Registry) *Tool {
+	return define(Tool{
+		Name: "get_help", Title: "Tool contract", Group: "session and self", Seed: "002",
+		Description: "Return one tool's whole contract: REST method and path, strict input schema, output schema, annotations with justifications and security scheme. Needs no session.",
+		Method:      "GET", Path: "/v1/help/{tool}", Scope: ScopeRead, Authenticated: false,
+		Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
+			"readOnlyHint":    "Only reads static documentation.",
+			"destructiveHint": "Changes nothing.",
+			"idempotentHint":  "The same tool name always returns the same contract.",
+			"openWorldHint":   "Returns this service's own documentation only.",
+		}},
+	}, func(_ *hub.Hub, _ context.Context, _ hub.Credentials, in HelpInput) (*HelpOutput, error) {
+		t, ok := r.byName[in.Tool]
+		if !ok {
+			return nil, apperr.Invalid("tool", "is not a tool of this service; see tools/list or the README")
+		}
+		doc := map[string]any{}
+		b, err := json.Marshal(t.Contract())
+		if err == nil {
+			err = json.Unmarshal(b, &doc)
+		}
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		return &HelpOutput{Contract: doc}, nil
+	})
+}

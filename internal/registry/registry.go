@@ -1,0 +1,229 @@
+// Package registry is the single source of truth for the tool surface.
+//
+// Each tool is declared once, in tools.go, with its name, input and output
+// Go types, annotations and their justifications, REST method and path,
+// OAuth scope and domain handler. Everything else is derived from this
+// list: the MCP tool list (internal/mcpserver), the REST router
+// (internal/rest), the Lambda entry points (functions/<tool>), the SAM
+// template (infra), tool-contracts.json and get_help. No other file lists
+// tools.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/schema"
+	"github.com/agentbox/agentbox/internal/strictjson"
+)
+
+// Shape is how a tool's arguments are laid out.
+type Shape int
+
+const (
+	// Flat tools (seed 000) take one arguments object; REST sends it as the
+	// body, plus any path parameters.
+	Flat Shape = iota
+	// IDData tools (seed 002) take {id, data} over MCP; REST sends data as
+	// the body directly and id as the path parameter.
+	IDData
+)
+
+// OAuth scopes of the security scheme each contract names.
+const (
+	ScopeRead  = "coordination:read"
+	ScopeWrite = "coordination:write"
+)
+
+// Hints are MCP tool annotations, each with the reason it holds: the
+// justification an agent reads before deciding to call.
+type Hints struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+	// Why holds one justification per hint, keyed "readOnlyHint",
+	// "destructiveHint", "idempotentHint" and "openWorldHint".
+	Why map[string]string
+}
+
+// Tool is one declared tool.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Group       string
+	Seed        string
+	Method      string
+	// Path is the REST route in net/http pattern syntax ("/v1/spaces/{id}").
+	Path  string
+	Shape Shape
+	Hints Hints
+	// Scope is the OAuth scope: coordination:read for read-only tools,
+	// coordination:write for every other.
+	Scope string
+	// Authenticated is false only for get_help, whose answer is public
+	// documentation.
+	Authenticated bool
+	// Input and Output are the schemas of the tool's arguments (for IDData
+	// tools: of data) and result, generated from the Go types.
+	Input  *schema.Schema
+	Output *schema.Schema
+	// ExampleArgs is an example of the arguments (IDData: of data).
+	ExampleArgs json.RawMessage
+
+	call func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error)
+}
+
+// PathParams lists the names of the path's {parameters}.
+func (t *Tool) PathParams() []string {
+	var out []string
+	p := t.Path
+	for i := 0; i < len(p); i++ {
+		if p[i] == '{' {
+			j := i + 1
+			for j < len(p) && p[j] != '}' {
+				j++
+			}
+			out = append(out, p[i+1:j])
+			i = j
+		}
+	}
+	return out
+}
+
+// keyed is implemented by inputs that embed hub.Auth.
+type keyed interface{ ArgumentKey() string }
+
+// define declares a tool from its domain handler; the schemas come from the
+// handler's types.
+func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
+	t.Input = schema.Of[In]()
+	t.Output = schema.Of[Out]()
+	if t.Shape == IDData {
+		t.Input = idDataSchema(t.Input)
+	}
+	t.call = func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
+		var in In
+		if err := strictjson.Decode(args, &in); err != nil {
+			return nil, apperr.Invalid("", "arguments do not match the tool's schema")
+		}
+		if k, ok := any(in).(keyed); ok {
+			cr.ArgKey = k.ArgumentKey()
+		}
+		out, err := fn(h, ctx, cr, in)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return &t
+}
+
+// Invoke runs the tool on raw JSON arguments: the strict JSON gate, the
+// tool's input schema, then the domain handler. Every failure is an
+// *apperr.Error; nothing of the arguments is echoed.
+func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := strictjson.Check(args, hub.MaxJSONDepth); err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) && se.Limit {
+			return nil, apperr.New(apperr.LimitExceeded, "arguments: "+se.Problem)
+		}
+		return nil, apperr.Invalid("", "arguments: "+err.Error())
+	}
+	if err := t.Input.Validate(args); err != nil {
+		var ve *schema.ValidationError
+		if !errors.As(err, &ve) {
+			// The schema itself cannot be enforced: a defect, not bad input.
+			return nil, apperr.Wrap(apperr.StorageFailure, "The request could not be completed.", err)
+		}
+		field := ve.Path
+		if field == "" {
+			field = "arguments"
+		}
+		if ve.Limit {
+			return nil, apperr.New(apperr.LimitExceeded, field+" "+ve.Rule)
+		}
+		return nil, apperr.Invalid(field, ve.Rule)
+	}
+	return t.call(ctx, h, cr, args)
+}
+
+// Registry is the ordered set of tools.
+type Registry struct {
+	tools  []*Tool
+	byName map[string]*Tool
+}
+
+// New builds the registry. It panics on a malformed declaration: that is a
+// programming error caught by every test.
+func New() *Registry {
+	r := &Registry{byName: map[string]*Tool{}}
+	for _, t := range declare(r) {
+		if _, dup := r.byName[t.Name]; dup {
+			panic(fmt.Sprintf("registry: tool %s declared twice", t.Name))
+		}
+		if t.Hints.ReadOnly != (t.Scope == ScopeRead) {
+			panic(fmt.Sprintf("registry: tool %s: scope must follow readOnlyHint", t.Name))
+		}
+		for _, hint := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+			if t.Hints.Why[hint] == "" {
+				panic(fmt.Sprintf("registry: tool %s: %s has no justification", t.Name, hint))
+			}
+		}
+		r.tools = append(r.tools, t)
+		r.byName[t.Name] = t
+	}
+	return r
+}
+
+// Tools returns the tools in declaration order.
+func (r *Registry) Tools() []*Tool { return slices.Clone(r.tools) }
+
+// Names returns the tool names in declaration order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Tool returns the named tool.
+func (r *Registry) Tool(name string) (*Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Only returns a registry restricted to one tool: a per-tool Lambda
+// function serves exactly its own route.
+func (r *Registry) Only(name string) (*Registry, error) {
+	t, ok := r.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("registry: no tool %q", name)
+	}
+	return &Registry{tools: []*Tool{t}, byName: map[string]*Tool{name: t}}, nil
+}
+
+// idDataSchema wraps a seed-002 data schema in the MCP {id, data} form.
+func idDataSchema(data *schema.Schema) *schema.Schema {
+	f := false
+	one, eighty := int64(1), int64(80)
+	return &schema.Schema{
+		Type: "object",
+		Properties: map[string]*schema.Schema{
+			"id": {Type: "string", MinLength: &one, MaxLength: &eighty,
+				Description: "Resource ID from a prior response. For memory use your stable note name, e.g. working-context.",
+				Example:     "REPLACE_WITH_RESOURCE_ID"},
+			"data": data,
+		},
+		Required:             []string{"id", "data"},
+		AdditionalProperties: &f,
+	}
+}
+

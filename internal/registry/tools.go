@@ -1,0 +1,57 @@
+package registry
+
+import (
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+// declare lists every tool, in the order documentation shows them. This is
+// the one place a tool is named.
+func declare(r *Registry) []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "agent_prime", Title: "Prime session", Group: "session and self", Seed: "000",
+			Description: "Open or resume your durable session and read your current profile and version, checkpoint (with a mismatch flag against the revision you hold), current rooms, live unread and request counts, and the service limits. Never ACKs anything.",
+			Method:      "POST", Path: "/v1/agent/prime", Scope: ScopeWrite, Authenticated: true,
+			Hints: Hints{Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Opens or resumes a session and records the profile version it observed.",
+				"destructiveHint": "Changes nothing but the caller's own session record.",
+				"idempotentHint":  "Priming again resumes the same session with the same effect.",
+				"openWorldHint":   "Reads only the caller's own box.",
+			}},
+		}, (*hub.Hub).Prime),
+		define(Tool{
+			Name: "profile_get", Title: "Read own profile", Group: "session and self", Seed: "000",
+			Description: "Read your latest private profile. Refreshes the profile version this session has observed, which clears PROFILE_OUTDATED.",
+			Method:      "GET", Path: "/v1/profile", Scope: ScopeRead, Authenticated: true,
+			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Returns the profile; only the session's observed-version bookkeeping changes.",
+				"destructiveHint": "Deletes or replaces nothing.",
+				"idempotentHint":  "Repeated reads return the same profile until the owner changes it.",
+				"openWorldHint":   "Reads only the caller's own profile.",
+			}},
+		}, (*hub.Hub).ProfileGet),
+		define(Tool{
+			Name: "checkpoint_get", Title: "Read own checkpoint", Group: "session and self", Seed: "000",
+			Description: "Read your shared checkpoint. An absent checkpoint has revision \"0\".",
+			Method:      "GET", Path: "/v1/checkpoint", Scope: ScopeRead, Authenticated: true,
+			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Only reads.",
+				"destructiveHint": "Deletes or replaces nothing.",
+				"idempotentHint":  "Repeated reads return the same checkpoint until it is saved again.",
+				"openWorldHint":   "Reads only the caller's own checkpoint.",
+			}},
+		}, (*hub.Hub).CheckpointGet),
+		define(Tool{
+			Name: "checkpoint_save", Title: "Save own checkpoint", Group: "session and self", Seed: "000",
+			Description: "Replace your checkpoint if expected_revision is current (CAS); a stale revision fails with REVISION_CONFLICT and the current revision. No automatic merge. Records the saving session and the profile version it observed.",
+			Method:      "PUT", Path: "/v1/checkpoint", Scope: ScopeWrite, Authenticated: true,
+			Hints: Hints{Destructive: true, Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Writes a new checkpoint revision.",
+				"destructiveHint": "Replaces the previous checkpoint content.",
+				"idempotentHint":  "A retry with the same idempotency_key and payload returns the original receipt with no second effect.",
+				"openWorldHint":   "Writes only the caller's own checkpoint.",
+			}},
+		}, (*hub.Hub).CheckpointSave),
+		helpTool(r),
+	}
+}

@@ -1,0 +1,377 @@
+package schema_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/schema"
+)
+
+// Revision mimics the domain's decimal-string revision type: its own schema,
+// plus custom JSON methods that would otherwise be refused.
+type Revision uint64
+
+func (Revision) JSONSchema() *schema.Schema {
+	return &schema.Schema{Type: "string", Pattern: `^(0|[1-9][0-9]{0,19})$`, Description: "Decimal string."}
+}
+func (r Revision) MarshalJSON() ([]byte, error) { return json.Marshal(uint64(r)) }
+func (r *Revision) UnmarshalJSON([]byte) error  { return nil }
+
+// Code is a string type with text encoding: a plain string on the wire.
+type Code string
+
+func (c Code) MarshalText() ([]byte, error)  { return []byte(c), nil }
+func (c *Code) UnmarshalText(b []byte) error { *c = Code(b); return nil }
+
+type Meta struct {
+	Trace  string `json:"trace,omitempty" desc:"Trace id."`
+	Source string `json:"source"`
+}
+
+type Everything struct {
+	Meta
+	Name      string            `json:"name" desc:"Display name." schema:"minLength=1,maxLength=80,pattern=^[a-z]+$" example:"alice"`
+	Count     int               `json:"count" schema:"minimum=1,maximum=100" example:"3"`
+	Small     int8              `json:"small"`
+	Unsigned  uint32            `json:"unsigned,omitempty" schema:"maximum=10"`
+	Big       uint64            `json:"big,omitzero"`
+	Ratio     float64           `json:"ratio"`
+	Flag      bool              `json:"flag"`
+	Note      *string           `json:"note" desc:"Optional because it is a pointer."`
+	Tags      []string          `json:"tags" schema:"minItems=1,maxItems=3,uniqueItems" example:"[\"a\",\"b\"]"`
+	Pair      [2]int            `json:"pair"`
+	Status    string            `json:"status" schema:"enum=active|paused|archived"`
+	Level     int               `json:"level" schema:"enum=1|2|3"`
+	ID        string            `json:"id" schema:"format=uuid" example:"0b8a5e4f-3ffa-4f88-81aa-000000000001"`
+	Numeric   string            `json:"numeric" example:"123"`
+	At        time.Time         `json:"at"`
+	Payload   map[string]any    `json:"payload,omitempty" desc:"Free-form object."`
+	Raw       json.RawMessage   `json:"raw,omitempty"`
+	Anything  any               `json:"anything,omitempty"`
+	Rev       Revision          `json:"rev" desc:"Revision you last read." example:"\"7\""`
+	PrevRev   *Revision         `json:"prev_rev,omitempty"`
+	Code      Code              `json:"code"`
+	Child     *Child            `json:"child,omitempty"`
+	Children  []Child           `json:"children"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Skipped   string            `json:"-"`
+	internal  string
+	NoTag     string
+	DashName  string `json:"-,"`
+	Untouched string `json:"untouched,omitempty" schema:"maxLength=5"`
+}
+
+type Child struct {
+	Value string `json:"value"`
+}
+
+const everythingJSON = `{
+  "additionalProperties": false,
+  "properties": {
+    "-": {"type": "string"},
+    "NoTag": {"type": "string"},
+    "anything": {},
+    "at": {"format": "date-time", "type": "string"},
+    "big": {"minimum": 0, "type": "integer"},
+    "child": {"additionalProperties": false, "properties": {"value": {"type": "string"}}, "required": ["value"], "type": "object"},
+    "children": {"items": {"additionalProperties": false, "properties": {"value": {"type": "string"}}, "required": ["value"], "type": "object"}, "type": "array"},
+    "code": {"type": "string"},
+    "count": {"example": 3, "maximum": 100, "minimum": 1, "type": "integer"},
+    "flag": {"type": "boolean"},
+    "id": {"example": "0b8a5e4f-3ffa-4f88-81aa-000000000001", "format": "uuid", "type": "string"},
+    "labels": {"type": "object"},
+    "level": {"enum": [1, 2, 3], "type": "integer"},
+    "name": {"description": "Display name.", "example": "alice", "maxLength": 80, "minLength": 1, "pattern": "^[a-z]+$", "type": "string"},
+    "note": {"description": "Optional because it is a pointer.", "type": "string"},
+    "numeric": {"example": "123", "type": "string"},
+    "pair": {"items": {"type": "integer"}, "maxItems": 2, "minItems": 2, "type": "array"},
+    "payload": {"description": "Free-form object.", "type": "object"},
+    "prev_rev": {"description": "Decimal string.", "pattern": "^(0|[1-9][0-9]{0,19})$", "type": "string"},
+    "ratio": {"type": "number"},
+    "raw": {},
+    "rev": {"description": "Revision you last read.", "example": "7", "pattern": "^(0|[1-9][0-9]{0,19})$", "type": "string"},
+    "small": {"maximum": 127, "minimum": -128, "type": "integer"},
+    "source": {"type": "string"},
+    "status": {"enum": ["active", "paused", "archived"], "type": "string"},
+    "tags": {"example": ["a", "b"], "items": {"type": "string"}, "maxItems": 3, "minItems": 1, "type": "array", "uniqueItems": true},
+    "trace": {"description": "Trace id.", "type": "string"},
+    "unsigned": {"maximum": 10, "minimum": 0, "type": "integer"},
+    "untouched": {"maxLength": 5, "type": "string"}
+  },
+  "required": ["source", "name", "count", "small", "ratio", "flag", "tags", "pair", "status", "level", "id", "numeric", "at", "rev", "code", "children", "NoTag", "-"],
+  "type": "object"
+}`
+
+func TestForEverything(t *testing.T) {
+	got, err := schema.For(reflect.TypeFor[Everything]())
+	if err != nil {
+		t.Fatalf("For(Everything) = %v", err)
+	}
+	assertJSON(t, "For(Everything)", got, everythingJSON)
+
+	// The provider's own schema must not be mutated by field tags.
+	if d := (Revision(0)).JSONSchema().Description; d != "Decimal string." {
+		t.Errorf("Revision.JSONSchema().Description = %q after generation, want unchanged", d)
+	}
+	_ = Everything{}.internal // unexported fields are not properties
+
+	// Pointers to the root are described like the root.
+	ptr, err := schema.For(reflect.TypeFor[*Everything]())
+	if err != nil || !reflect.DeepEqual(ptr, got) {
+		t.Errorf("For(*Everything) = %v, %v; want the same as For(Everything)", ptr, err)
+	}
+}
+
+func TestForScalars(t *testing.T) {
+	tests := []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[string](), `{"type":"string"}`},
+		{reflect.TypeFor[bool](), `{"type":"boolean"}`},
+		{reflect.TypeFor[int](), `{"type":"integer"}`},
+		{reflect.TypeFor[int64](), `{"type":"integer"}`},
+		{reflect.TypeFor[int16](), `{"maximum":32767,"minimum":-32768,"type":"integer"}`},
+		{reflect.TypeFor[int32](), `{"maximum":2147483647,"minimum":-2147483648,"type":"integer"}`},
+		{reflect.TypeFor[uint8](), `{"maximum":255,"minimum":0,"type":"integer"}`},
+		{reflect.TypeFor[uint](), `{"minimum":0,"type":"integer"}`},
+		{reflect.TypeFor[float32](), `{"type":"number"}`},
+		{reflect.TypeFor[[]*int](), `{"items":{"type":"integer"},"type":"array"}`},
+		{reflect.TypeFor[map[string]any](), `{"type":"object"}`},
+		{reflect.TypeFor[json.RawMessage](), `{}`},
+		{reflect.TypeFor[time.Time](), `{"format":"date-time","type":"string"}`},
+		{reflect.TypeFor[struct{}](), `{"additionalProperties":false,"type":"object"}`},
+	}
+	for _, tt := range tests {
+		got, err := schema.For(tt.typ)
+		if err != nil {
+			t.Errorf("For(%v) = %v", tt.typ, err)
+			continue
+		}
+		assertJSON(t, "For("+tt.typ.String()+")", got, tt.want)
+	}
+}
+
+// UpdateSpaceBody is seed 002's update_space body, written the way the
+// registry will write it.
+type UpdateSpaceBody struct {
+	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=1" example:"1"`
+	Title           string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
+	Goal            string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
+	Status          string `json:"status" schema:"enum=active|paused|archived"`
+	OperationKey    string `json:"operation_key,omitempty" desc:"Optional stable client key scoped to this agent for 30 days. Reuse identical payload after a timeout. Different payload conflicts. Retry returns compact operation receipt, not original body. Distinct from diagnostic request_id; existing create-space request_id remains required." schema:"maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$"`
+}
+
+// TestForMatchesSeed002 checks that generated output is exactly seed 002's
+// update_space body_schema (testdata holds it, copied from the seed): same
+// keywords, same values, keys in the same sorted order.
+func TestForMatchesSeed002(t *testing.T) {
+	seed, err := os.ReadFile("testdata/seed002_update_space_body_schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Indent(&want, bytes.TrimSpace(seed), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(schema.Of[UpdateSpaceBody](), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want.String() {
+		t.Errorf("Of[UpdateSpaceBody]() =\n%s\nwant seed 002 body_schema\n%s", got, want.String())
+	}
+}
+
+type (
+	badTagKey struct {
+		Field string `json:"field" schema:"maxLen=3"`
+	}
+	badTagValue struct {
+		Field string `json:"field" schema:"maxLength=many"`
+	}
+	badTagApplies struct {
+		Field int `json:"field" schema:"maxLength=3"`
+	}
+	badTagPattern struct {
+		Field string `json:"field" schema:"pattern=^[a-z$"`
+	}
+	badTagFormat struct {
+		Field string `json:"field" schema:"format=email"`
+	}
+	badTagRepeat struct {
+		Field string `json:"field" schema:"maxLength=3,maxLength=4"`
+	}
+	badTagRange struct {
+		Field string `json:"field" schema:"minLength=5,maxLength=4"`
+	}
+	badTagWidens struct {
+		Field uint8 `json:"field" schema:"maximum=300"`
+	}
+	badTagNegative struct {
+		Field uint `json:"field" schema:"minimum=-1"`
+	}
+	badTagUnique struct {
+		Field []string `json:"field" schema:"uniqueItems=true"`
+	}
+	badTagEnumInt struct {
+		Field int `json:"field" schema:"enum=1|two"`
+	}
+	badTagProviderPattern struct {
+		Field Revision `json:"field" schema:"pattern=^1$"`
+	}
+	badExampleType struct {
+		Field int `json:"field" example:"\"three\""`
+	}
+	badExampleRule struct {
+		Field string `json:"field" schema:"maxLength=3" example:"toolong"`
+	}
+	badExampleEnum struct {
+		Field string `json:"field" schema:"enum=a|b" example:"c"`
+	}
+	badStringOption struct {
+		Field int `json:"field,string"`
+	}
+	badBytes struct {
+		Field []byte `json:"field"`
+	}
+	badMarshaler struct {
+		Field customJSON `json:"field"`
+	}
+	badPointerProvider struct {
+		Field ptrProvider `json:"field"`
+	}
+	badDuplicate struct {
+		Meta
+		Source string `json:"source"`
+	}
+	badEmbeddedTag struct {
+		Meta `desc:"ignored"`
+	}
+	badRecursive struct {
+		Next *badRecursive `json:"next,omitempty"`
+	}
+	badChan struct {
+		Field chan int `json:"field"`
+	}
+	badMapKey struct {
+		Field map[int]string `json:"field"`
+	}
+	badInterface struct {
+		Field error `json:"field"`
+	}
+	badNested struct {
+		Inner []badTagKey `json:"inner"`
+	}
+	providedStruct struct {
+		Value string `json:"value"`
+	}
+	badPromotedProvider struct {
+		providedStruct
+		Extra string `json:"extra"`
+	}
+)
+
+// JSONSchema on providedStruct is promoted into badPromotedProvider, whose
+// schema it would silently replace.
+func (providedStruct) JSONSchema() *schema.Schema { return &schema.Schema{Type: "object"} }
+
+type customJSON struct{}
+
+func (customJSON) MarshalJSON() ([]byte, error) { return []byte(`1`), nil }
+
+type ptrProvider string
+
+func (*ptrProvider) JSONSchema() *schema.Schema { return &schema.Schema{Type: "string"} }
+
+func TestForErrors(t *testing.T) {
+	tests := []struct {
+		typ  reflect.Type
+		want []string // substrings of the error
+	}{
+		{reflect.TypeFor[badTagKey](), []string{"badTagKey", "Field", "unknown keyword"}},
+		{reflect.TypeFor[badTagValue](), []string{"badTagValue", "Field", "maxLength"}},
+		{reflect.TypeFor[badTagApplies](), []string{"badTagApplies", "Field", "does not apply"}},
+		{reflect.TypeFor[badTagPattern](), []string{"badTagPattern", "Field", "pattern"}},
+		{reflect.TypeFor[badTagFormat](), []string{"badTagFormat", "Field", "not supported"}},
+		{reflect.TypeFor[badTagRepeat](), []string{"badTagRepeat", "Field", "repeats"}},
+		{reflect.TypeFor[badTagRange](), []string{"badTagRange", "Field", "exceeds"}},
+		{reflect.TypeFor[badTagWidens](), []string{"badTagWidens", "Field", "widen"}},
+		{reflect.TypeFor[badTagNegative](), []string{"badTagNegative", "Field", "widen"}},
+		{reflect.TypeFor[badTagUnique](), []string{"badTagUnique", "Field", "bare flag"}},
+		{reflect.TypeFor[badTagEnumInt](), []string{"badTagEnumInt", "Field", "not an integer"}},
+		{reflect.TypeFor[badTagProviderPattern](), []string{"badTagProviderPattern", "Field", "own pattern"}},
+		{reflect.TypeFor[badExampleType](), []string{"badExampleType", "Field", "example", "must be an integer"}},
+		{reflect.TypeFor[badExampleRule](), []string{"badExampleRule", "Field", "example", "at most 3 characters"}},
+		{reflect.TypeFor[badExampleEnum](), []string{"badExampleEnum", "Field", "example", "allowed values"}},
+		{reflect.TypeFor[badStringOption](), []string{"badStringOption", "Field", ",string"}},
+		{reflect.TypeFor[badBytes](), []string{"badBytes", "Field", "base64"}},
+		{reflect.TypeFor[badMarshaler](), []string{"badMarshaler", "Field", "custom JSON"}},
+		{reflect.TypeFor[badPointerProvider](), []string{"badPointerProvider", "Field", "pointer receiver"}},
+		{reflect.TypeFor[badDuplicate](), []string{"badDuplicate", "Source", "used twice"}},
+		{reflect.TypeFor[badEmbeddedTag](), []string{"badEmbeddedTag", "Meta", "embedded"}},
+		{reflect.TypeFor[badRecursive](), []string{"badRecursive", "Next", "recursive"}},
+		{reflect.TypeFor[badChan](), []string{"badChan", "Field", "chan"}},
+		{reflect.TypeFor[badMapKey](), []string{"badMapKey", "Field", "non-string keys"}},
+		{reflect.TypeFor[badInterface](), []string{"badInterface", "Field", "interface"}},
+		{reflect.TypeFor[badNested](), []string{"badNested", "Inner", "badTagKey", "Field"}},
+		{reflect.TypeFor[customJSON](), []string{"customJSON", "custom JSON"}},
+		{reflect.TypeFor[badPromotedProvider](), []string{"badPromotedProvider", "embeds"}},
+	}
+	for _, tt := range tests {
+		_, err := schema.For(tt.typ)
+		if err == nil {
+			t.Errorf("For(%v) = nil error, want one mentioning %q", tt.typ, tt.want)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("For(%v) = %q, want it to mention %q", tt.typ, err, w)
+			}
+		}
+	}
+}
+
+func TestOfPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Of[badTagKey]() did not panic")
+		}
+	}()
+	schema.Of[badTagKey]()
+}
+
+func TestMarshalDeterministic(t *testing.T) {
+	first, err := json.Marshal(schema.Of[Everything]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, _ := json.Marshal(schema.Of[Everything]())
+		if !bytes.Equal(first, again) {
+			t.Fatalf("json.Marshal(Of[Everything]()) differs between runs:\n%s\n%s", first, again)
+		}
+	}
+}
+
+// assertJSON compares got, marshalled, with want after normalizing both.
+func assertJSON(t *testing.T, call string, got *schema.Schema, want string) {
+	t.Helper()
+	gotJSON, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatalf("%s: marshal: %v", call, err)
+	}
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON: %v", err)
+	}
+	wantJSON, _ := json.MarshalIndent(w, "", "  ")
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Errorf("%s =\n%s\nwant\n%s", call, gotJSON, wantJSON)
+	}
+}

@@ -1,0 +1,188 @@
+// Package bolt is the embedded storage adapter: the store port on one bbolt
+// file, for `agentbox serve` and the admin CLI on one machine with no AWS.
+//
+// Layout. Bucket "items" maps pk 0x00 sk to the encoded item, so that one
+// partition's items are adjacent and iterate in sort-key byte order (the
+// order DynamoDB uses). Buckets "gsi1" and "gsi2" map
+// gsipk 0x00 gsisk 0x00 pk 0x00 sk to the table key, so an index partition
+// iterates by index sort key with ties broken by table key. Keys never
+// contain 0x00 (store.CheckWrite refuses it), which makes the separators
+// unambiguous. An item is in an index only when both its index keys are set.
+//
+// Consistency. Every Write is one bbolt read-write transaction: conditions
+// are all evaluated first, then every item and index entry is changed, or
+// nothing is. bbolt runs one writer at a time and readers on snapshots, so
+// reads (tables and indexes alike) are strongly consistent and Write is
+// serializable, stronger than the port requires.
+//
+// Expiry. Items whose ExpiresAt has passed stay in the file and are skipped
+// by every read and treated as absent by every condition; a later put or
+// add at the key replaces them. No sweeper runs: dead items cost only disk.
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrLocked reports that another process (or another Open in this one)
+// holds the database file, typically the running server when the admin CLI
+// tries to open it. Test with errors.Is.
+var ErrLocked = errors.New("bolt: database file is locked by another process")
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// Now is the clock that decides expiry (default time.Now). Tests
+	// inject a controllable clock.
+	Now func() time.Time
+	// Timeout is how long Open waits for the file lock before failing with
+	// ErrLocked (default 1s). bbolt itself would wait forever, which would
+	// leave a second process hanging silently.
+	Timeout time.Duration
+}
+
+var (
+	bucketItems = []byte("items")
+	bucketGSI1  = []byte("gsi1")
+	bucketGSI2  = []byte("gsi2")
+)
+
+// Store is the bbolt adapter of store.Store. It is safe for concurrent use.
+type Store struct {
+	db  *bbolt.DB
+	now func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the database at path (mode 0600: it holds key
+// hashes and every message). It fails with ErrLocked when the file is held
+// by another open store for longer than opts.Timeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Second
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:      opts.Timeout,
+		FreelistType: bbolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s (waited %v)", ErrLocked, path, opts.Timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range [][]byte{bucketItems, bucketGSI1, bucketGSI2} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt: initialize %s: %w", path, err)
+	}
+	return &Store{db: db, now: opts.Now}, nil
+}
+
+// Close closes the database file, waiting for transactions in flight.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("bolt: close: %w", err)
+	}
+	return nil
+}
+
+// Get returns the live item at k, or (nil, nil).
+func (s *Store) Get(ctx context.Context, k store.Key) (*store.Item, error) {
+	items, err := s.BatchGet(ctx, []store.Key{k})
+	if err != nil {
+		return nil, err
+	}
+	return items[0], nil
+}
+
+// BatchGet returns the live items at keys, in order, nil where none; all
+// from one snapshot.
+func (s *Store) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	if len(keys) > store.MaxBatchGetKeys {
+		return nil, fmt.Errorf("%w: %d keys", store.ErrTooLarge, len(keys))
+	}
+	for _, k := range keys {
+		if k.PK == "" || k.SK == "" {
+			return nil, fmt.Errorf("%w: empty key", store.ErrInvalid)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: get: %w", err)
+	}
+	now := s.now().Unix()
+	out := make([]*store.Item, len(keys))
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketItems)
+		for i, k := range keys {
+			it, err := load(b, k)
+			if err != nil {
+				return err
+			}
+			if it != nil && store.Live(it.ExpiresAt, now) {
+				out[i] = it
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt: get: %w", err)
+	}
+	return out, nil
+}
+
+// load returns the item stored at k, live or expired, or nil.
+func load(b *bbolt.Bucket, k store.Key) (*store.Item, error) {
+	raw := b.Get(tableKey(k.PK, k.SK))
+	if raw == nil {
+		return nil, nil
+	}
+	return decodeItem(k.PK, k.SK, raw)
+}
+
+// tableKey is the items bucket key of (pk, sk).
+func tableKey(pk, sk string) []byte {
+	b := make([]byte, 0, len(pk)+1+len(sk))
+	b = append(b, pk...)
+	b = append(b, 0)
+	return append(b, sk...)
+}
+
+// splitTableKey is tableKey's inverse.
+func splitTableKey(k []byte) (pk, sk string, err error) {
+	i := strings.IndexByte(string(k), 0)
+	if i < 0 {
+		return "", "", fmt.Errorf("bolt: corrupt table key %q", k)
+	}
+	return string(k[:i]), string(k[i+1:]), nil
+}
+
+// indexKey is the index bucket key of an item indexed at (gpk, gsk).
+func indexKey(gpk, gsk, pk, sk string) []byte {
+	b := make([]byte, 0, len(gpk)+len(gsk)+len(pk)+len(sk)+3)
+	b = append(b, gpk...)
+	b = append(b, 0)
+	b = append(b, gsk...)
+	b = append(b, 0)
+	b = append(b, pk...)
+	b = append(b, 0)
+	return append(b, sk...)
+}

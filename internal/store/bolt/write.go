@@ -1,0 +1,151 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentbox/agentbox/internal/store"
+	bbolt "go.etcd.io/bbolt"
+)
+
+// Write applies ops atomically in one bbolt transaction; see store.Store.
+// Every condition is evaluated before anything changes, so a failing one
+// (reported as *store.ConditionFailedError, unwrapped) leaves the file as
+// it was.
+func (s *Store) Write(ctx context.Context, ops []store.Op) error {
+	if err := store.CheckWrite(ops); err != nil {
+		return err
+	}
+	for i, op := range ops {
+		if op.Kind < store.OpPut || op.Kind > store.OpAdd {
+			return fmt.Errorf("%w: operation %d has unknown kind %d", store.ErrInvalid, i, op.Kind)
+		}
+		if op.Cond.Kind < store.Always || op.Cond.Kind > store.IfVersion {
+			return fmt.Errorf("%w: operation %d has unknown condition %d", store.ErrInvalid, i, op.Cond.Kind)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: write: %w", err)
+	}
+	now := s.now().Unix()
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		w := writer{
+			items: tx.Bucket(bucketItems),
+			gsi1:  tx.Bucket(bucketGSI1),
+			gsi2:  tx.Bucket(bucketGSI2),
+		}
+		// stored[i] is what op i's key holds now, expired or not: index
+		// entries of an expired item must go when it is replaced.
+		stored := make([]*store.Item, len(ops))
+		for i, op := range ops {
+			k := op.OpKey()
+			it, err := load(w.items, k)
+			if err != nil {
+				return err
+			}
+			stored[i] = it
+			var live *store.Item
+			if it != nil && store.Live(it.ExpiresAt, now) {
+				live = it
+			}
+			if !holds(op.Cond, live) {
+				return &store.ConditionFailedError{Index: i, Key: k}
+			}
+		}
+		for i, op := range ops {
+			old := stored[i]
+			var err error
+			switch op.Kind {
+			case store.OpPut:
+				err = w.replace(old, op.Item)
+			case store.OpDelete:
+				err = w.replace(old, nil)
+			case store.OpAdd:
+				next := &store.Item{PK: op.Key.PK, SK: op.Key.SK, ExpiresAt: op.ExpiresAt}
+				if old != nil && store.Live(old.ExpiresAt, now) {
+					cp := *old // old was decoded for this write; reuse it
+					next = &cp
+					if op.ExpiresAt != 0 {
+						next.ExpiresAt = op.ExpiresAt
+					}
+				}
+				next.Count += op.Delta
+				err = w.replace(old, next)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if _, ok := store.ConditionFailed(err); ok {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("bolt: write: %w", err)
+	}
+	return nil
+}
+
+// holds evaluates c against the live item at its key (nil when absent or
+// expired).
+func holds(c store.Condition, live *store.Item) bool {
+	switch c.Kind {
+	case store.IfAbsent:
+		return live == nil
+	case store.IfPresent:
+		return live != nil
+	case store.IfVersion:
+		return live != nil && live.Version == c.Version
+	}
+	return true
+}
+
+type writer struct {
+	items, gsi1, gsi2 *bbolt.Bucket
+}
+
+// replace swaps the stored item old (nil if none) for next (nil to
+// delete), keeping both index buckets in step.
+func (w writer) replace(old, next *store.Item) error {
+	if old != nil {
+		if err := w.unindex(old); err != nil {
+			return err
+		}
+	}
+	if next == nil {
+		if old == nil {
+			return nil
+		}
+		return w.items.Delete(tableKey(old.PK, old.SK))
+	}
+	tk := tableKey(next.PK, next.SK)
+	if err := w.items.Put(tk, encodeItem(next)); err != nil {
+		return err
+	}
+	if next.GSI1PK != "" && next.GSI1SK != "" {
+		if err := w.gsi1.Put(indexKey(next.GSI1PK, next.GSI1SK, next.PK, next.SK), tk); err != nil {
+			return err
+		}
+	}
+	if next.GSI2PK != "" && next.GSI2SK != "" {
+		if err := w.gsi2.Put(indexKey(next.GSI2PK, next.GSI2SK, next.PK, next.SK), tk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w writer) unindex(it *store.Item) error {
+	if it.GSI1PK != "" && it.GSI1SK != "" {
+		if err := w.gsi1.Delete(indexKey(it.GSI1PK, it.GSI1SK, it.PK, it.SK)); err != nil {
+			return err
+		}
+	}
+	if it.GSI2PK != "" && it.GSI2SK != "" {
+		if err := w.gsi2.Delete(indexKey(it.GSI2PK, it.GSI2SK, it.PK, it.SK)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+// Package dynamo is the DynamoDB adapter of the storage port (store.Store),
+// on the single table that store.Definition describes.
+//
+// # Design note
+//
+// Consistency. Get, BatchGet and table queries use ConsistentRead. Queries on
+// a GSI cannot be consistent in DynamoDB (the API rejects ConsistentRead on a
+// global index), so an index query may miss or show stale items for a short
+// while after a write; the port documents that completeness must be served
+// from the table.
+//
+// Expiry. DynamoDB's TTL sweeper deletes expired items lazily (typically
+// within days), so every read filters items whose ttl is at or before Now,
+// and every condition treats them as absent (see condition). Queries filter
+// client-side rather than with a FilterExpression: DynamoDB's Limit counts
+// items before filtering, so the adapter keeps paging with the remaining
+// limit until it has collected Limit live items or the range is exhausted.
+//
+// Writes. Every Write is one TransactWriteItems call, even for one
+// operation. That costs twice the write capacity of a single PutItem, and
+// buys one thing the port relies on: the SDK gives each call a
+// ClientRequestToken and reuses it on its own retries, so a retry after a
+// lost response is idempotent instead of failing its own IfAbsent condition
+// or adding a counter delta twice.
+//
+// Counters (OpAdd). The port says an OpAdd on an expired item restarts at
+// Delta. DynamoDB update expressions cannot branch on a comparison, and a
+// transaction cannot hold two operations on one key, so each OpAdd is sent
+// in one of two guarded variants:
+//
+//   - live (the default): Update "ADD n :d" (plus SET ttl when given),
+//     guarded by "the item is absent or not expired";
+//   - restart: Put of a fresh item {pk, sk, n: Delta, ver: 0, ttl},
+//     guarded by "the item is absent or expired".
+//
+// The guards are complementary, so exactly one variant fits the stored item.
+// When a guard fails, the transaction is cancelled (nothing written) and the
+// adapter flips that operation's variant and resends; the common path needs
+// no read. A guard failure is never reported as a *store.ConditionFailedError
+// (OpAdd carries no caller condition): when an operation with a caller
+// condition fails in the same attempt, that failure wins, and when the
+// variants keep flipping under concurrent writers the Write gives up with
+// store.ErrUnavailable.
+//
+// Errors. Cancellation reasons map to *store.ConditionFailedError (first
+// ConditionalCheckFailed by index) or store.ErrUnavailable (conflict,
+// throttling). Throttling maps to store.ErrUnavailable. An InternalServerError
+// or TransactionInProgressException on a write leaves the outcome unknown, so
+// it is returned as an opaque error, never as ErrUnavailable (which promises
+// nothing was written); on a read it is ErrUnavailable. Returned error text
+// names the operation and the engine's error code only: never an attribute
+// value, an expression or the engine's message.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// batchGetChunk is DynamoDB's BatchGetItem key limit.
+const batchGetChunk = 100
+
+// maxBatchStalls bounds the BatchGetItem rounds that make no progress
+// (every key returned unprocessed) before BatchGet reports ErrUnavailable.
+const maxBatchStalls = 8
+
+// Options configures a Store.
+type Options struct {
+	// Now is the clock against which item expiry is evaluated, in reads and
+	// in conditions. Default time.Now. Every instance writing one table must
+	// use the same (wall) clock, or they disagree on which items are live.
+	Now func() time.Time
+}
+
+// Store implements store.Store on one DynamoDB table. It is safe for
+// concurrent use; it holds no state besides the client and the table name.
+type Store struct {
+	client *dynamodb.Client
+	table  string
+	now    func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a Store on table, which must have been created with
+// CreateTable (or the SAM template generated from the same schema). The
+// caller owns client; Close does not release it.
+func New(client *dynamodb.Client, table string, opts Options) *Store {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{client: client, table: table, now: now}
+}
+
+func (s *Store) nowUnix() int64 { return s.now().Unix() }
+
+// Close implements store.Store. The client is the caller's, so there is
+// nothing to release.
+func (s *Store) Close() error { return nil }
+
+// Get implements store.Store with a strongly consistent GetItem.
+func (s *Store) Get(ctx context.Context, k store.Key) (*store.Item, error) {
+	if k.PK == "" || k.SK == "" {
+		return nil, fmt.Errorf("%w: empty key", store.ErrInvalid)
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            keyAV(k),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, mapReadError("GetItem", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	it, err := decodeItem(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	if !store.Live(it.ExpiresAt, s.nowUnix()) {
+		return nil, nil
+	}
+	return it, nil
+}
+
+// BatchGet implements store.Store. Keys are deduplicated, sent in strongly
+// consistent BatchGetItem calls of at most 100 keys, and unprocessed keys
+// are retried with jittered exponential backoff that honours ctx.
+func (s *Store) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	if len(keys) > store.MaxBatchGetKeys {
+		return nil, fmt.Errorf("%w: %d keys", store.ErrTooLarge, len(keys))
+	}
+	unique := make([]store.Key, 0, len(keys))
+	seen := make(map[store.Key]struct{}, len(keys))
+	for _, k := range keys {
+		if k.PK == "" || k.SK == "" {
+			return nil, fmt.Errorf("%w: empty key", store.ErrInvalid)
+		}
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		unique = append(unique, k)
+	}
+
+	found := make(map[store.Key]*store.Item, len(unique))
+	now := s.nowUnix()
+	for start := 0; start < len(unique); start += batchGetChunk {
+		chunk := unique[start:min(start+batchGetChunk, len(unique))]
+		if err := s.batchGetChunk(ctx, chunk, now, found); err != nil {
+			return nil, err
+		}
+	}
+
+	out := make([]*store.Item, len(keys))
+	used := make(map[store.Key]bool, len(found))
+	for i, k := range keys {
+		it := found[k]
+		if it == nil {
+			continue
+		}
+		if used[k] {
+			// A duplicate key gets its own copy, so callers may modify
+			// one result without changing another.
+			it = cloneItem(it)
+		}
+		used[k] = true
+		out[i] = it
+	}
+	return out, nil
+}
+
+func (s *Store) batchGetChunk(ctx context.Context, chunk []store.Key, now int64, found map[store.Key]*store.Item) error {
+	pending := make([]map[string]types.AttributeValue, len(chunk))
+	for i, k := range chunk {
+		pending[i] = keyAV(k)
+	}
+	stalls := 0
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, backoff(stalls)); err != nil {
+				return fmt.Errorf("dynamo: BatchGetItem: unprocessed keys: %w", err)
+			}
+		}
+		out, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{
+				s.table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+			},
+		})
+		if err != nil {
+			return mapReadError("BatchGetItem", err)
+		}
+		for _, av := range out.Responses[s.table] {
+			it, err := decodeItem(av)
+			if err != nil {
+				return err
+			}
+			if store.Live(it.ExpiresAt, now) {
+				found[it.Key()] = it
+			}
+		}
+		next := out.UnprocessedKeys[s.table].Keys
+		if len(next) >= len(pending) {
+			stalls++
+			if stalls > maxBatchStalls {
+				return fmt.Errorf("%w: dynamo: BatchGetItem: keys left unprocessed", store.ErrUnavailable)
+			}
+		} else {
+			stalls = 0
+		}
+		pending = next
+	}
+	return nil
+}
+
+// Query implements store.Store. Table queries are strongly consistent;
+// index queries are not and cannot be (see the package note).
+func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
+	if q.PK == "" {
+		return nil, fmt.Errorf("%w: empty partition key", store.ErrInvalid)
+	}
+	if q.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative limit", store.ErrInvalid)
+	}
+	pkAttr, skAttr, indexName, err := indexAttrs(q.Index)
+	if err != nil {
+		return nil, err
+	}
+	if q.From != "" && q.To != "" && q.From > q.To {
+		// DynamoDB rejects BETWEEN with crossed bounds; the range is empty.
+		return nil, nil
+	}
+
+	names := map[string]string{"#pk": pkAttr}
+	values := map[string]types.AttributeValue{":pk": sAV(q.PK)}
+	cond := "#pk = :pk"
+	switch {
+	case q.From != "" && q.To != "":
+		cond += " AND #sk BETWEEN :from AND :to"
+	case q.From != "":
+		cond += " AND #sk >= :from"
+	case q.To != "":
+		cond += " AND #sk <= :to"
+	}
+	if q.From != "" || q.To != "" {
+		names["#sk"] = skAttr
+	}
+	if q.From != "" {
+		values[":from"] = sAV(q.From)
+	}
+	if q.To != "" {
+		values[":to"] = sAV(q.To)
+	}
+
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(!q.Reverse),
+	}
+	if indexName == "" {
+		in.ConsistentRead = aws.Bool(true)
+	} else {
+		in.IndexName = aws.String(indexName)
+	}
+
+	now := s.nowUnix()
+	var items []*store.Item
+	for {
+		if q.Limit > 0 {
+			// Ask only for what is still missing; expired items found on
+			// the way are dropped and the next page asks again.
+			in.Limit = aws.Int32(int32(min(q.Limit-len(items), math.MaxInt32)))
+		}
+		out, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, mapReadError("Query", err)
+		}
+		for _, av := range out.Items {
+			it, err := decodeItem(av)
+			if err != nil {
+				return nil, err
+			}
+			if !store.Live(it.ExpiresAt, now) {
+				continue
+			}
+			items = append(items, it)
+			if q.Limit > 0 && len(items) == q.Limit {
+				return items, nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return items, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+func indexAttrs(i store.Index) (pk, sk, name string, err error) {
+	def := store.Definition()
+	switch i {
+	case store.Table:
+		return def.PK, def.SK, "", nil
+	case store.GSI1:
+		ix := def.Indexes[0]
+		return ix.PK, ix.SK, ix.Name, nil
+	case store.GSI2:
+		ix := def.Indexes[1]
+		return ix.PK, ix.SK, ix.Name, nil
+	}
+	return "", "", "", fmt.Errorf("%w: unknown index %v", store.ErrInvalid, i)
+}
+
+// backoff returns a full-jitter exponential delay: up to 25ms doubled per
+// failed round, capped at one second.
+func backoff(round int) time.Duration {
+	ceil := min(25*time.Millisecond<<min(round, 6), time.Second)
+	return time.Duration(rand.Int64N(int64(ceil))) + time.Millisecond
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// errMalformed reports a stored item the adapter cannot decode, without
+// echoing the offending value.
+var errMalformed = errors.New("dynamo: malformed stored item")
