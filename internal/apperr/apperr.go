@@ -207,3 +207,20 @@ func (e *Error) Envelope() Envelope {
 	}
 	return env
 }
+
+// envelope002 renders current_revision as the JSON integer that seed 002's
+// expected_version is, instead of seed 000's decimal string.
+type envelope002 struct {
+	Envelope
+	CurrentRevision *uint64 `json:"current_revision,omitempty"`
+}
+
+// EnvelopeFor renders e for a tool of the given contract family: seed-002
+// tools carry revisions as integers, seed-000 tools as decimal strings.
+// Every transport renders through here so they cannot disagree.
+func (e *Error) EnvelopeFor(integerRevisions bool) any {
+	if integerRevisions {
+		return envelope002{Envelope: e.Envelope(), CurrentRevision: e.CurrentRevision}
+	}
+	return e.Envelope()
+}

@@ -27,7 +27,7 @@ func NewID() string {
 	return hex.EncodeToString(b)
 }
 
-var safeID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+var safeID = regexp.MustCompile(`^[A-Za-z0-9._:=+/-]{1,64}$`)
 
 // IDFrom keeps an upstream id (API Gateway's, or a client's X-Request-Id)
 // when it is short and plain, so logs can be joined; otherwise it mints

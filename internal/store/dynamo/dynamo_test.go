@@ -320,6 +320,7 @@ func TestBatchGet(t *testing.T) {
 		if testing.Short() {
 			t.Skip("sleeps through the whole backoff (about two seconds)")
 		}
+		t.Parallel()
 		h := newHarness(t)
 		h.engine.EmulateUnprocessedItems(h.table, func(int, map[string]*server.AttributeValue) bool { return true })
 		_, err := h.s.BatchGet(h.ctx, []store.Key{{PK: "B", SK: "a"}})

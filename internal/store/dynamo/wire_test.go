@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"

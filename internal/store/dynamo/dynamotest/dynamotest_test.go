@@ -110,7 +110,11 @@ func TestHandlerConcurrentTablesAndWrites(t *testing.T) {
 	s := dynamo.New(client, dynamotest.NewTable(t, client), dynamo.Options{})
 	var wg sync.WaitGroup
 	for i := range 4 {
-		wg.Go(func() { dynamotest.NewTable(t, client) })
+		wg.Go(func() {
+			if err := dynamo.CreateTable(t.Context(), client, fmt.Sprintf("concurrent-%d", i)); err != nil {
+				t.Errorf("CreateTable = %v", err)
+			}
+		})
 		wg.Go(func() {
 			it := store.Item{PK: "P", SK: fmt.Sprint(i)}
 			if err := s.Write(t.Context(), []store.Op{store.Put(&it, always)}); err != nil {

@@ -1,0 +1,136 @@
+// Package lambdafn is what every Lambda entry point's main calls: it builds
+// the function's handler once per cold start and hands it to the Lambda
+// runtime.
+//
+// One function per tool (functions/<tool>, generated from the registry by
+// go run ./internal/lambdafn/gen) serves that tool's REST route only, so
+// that each route has its own IAM, concurrency and alarms in the template;
+// functions/mcp serves the MCP endpoint for every tool at /mcp.
+//
+// # Configuration (environment)
+//
+//   - AGENTBOX_TABLE (required): the DynamoDB table. Without it the function
+//     logs one JSON line naming the variable and exits 1 at init, so a
+//     misconfigured deploy fails on its first invocation, loudly, instead of
+//     answering STORAGE_FAILURE to every call.
+//   - AWS_REGION: set by Lambda; the SDK's default resolution applies.
+//   - AGENTBOX_DYNAMODB_ENDPOINT (optional): a DynamoDB-compatible endpoint
+//     (DynamoDB Local, minidyn, a VPC endpoint) for sam local and tests.
+//
+// # Cold start
+//
+// Init loads the AWS configuration from the environment and builds the
+// client, hub and handler: no network call (the first DynamoDB request opens
+// the connection, during the first invocation). Everything built is reused
+// by every invocation of the instance; the hub holds no per-request state.
+package lambdafn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/lambdahttp"
+	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/rest"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
+)
+
+// Environment variables a function reads.
+const (
+	EnvTable    = "AGENTBOX_TABLE"
+	EnvEndpoint = "AGENTBOX_DYNAMODB_ENDPOINT"
+	EnvRegion   = "AWS_REGION"
+)
+
+// MCPPath is where the MCP function serves the endpoint; the template's MCP
+// route must use the same path.
+const MCPPath = "/mcp"
+
+// StartTool runs the Lambda function serving the named tool's REST route.
+// It does not return.
+func StartTool(name string) {
+	start("tool "+name, func(h *hub.Hub, log *slog.Logger) (http.Handler, error) {
+		return toolHandler(h, log, name)
+	})
+}
+
+// StartMCP runs the Lambda function serving the MCP endpoint for every
+// tool at MCPPath. It does not return.
+func StartMCP() {
+	start("mcp", func(h *hub.Hub, log *slog.Logger) (http.Handler, error) {
+		return mcpHandler(h, log), nil
+	})
+}
+
+func start(function string, build func(*hub.Hub, *slog.Logger) (http.Handler, error)) {
+	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo)
+	slog.SetDefault(log)
+	handler, err := initialize(context.Background(), os.Getenv, log, build)
+	if err != nil {
+		log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
+		os.Exit(1)
+	}
+	lambda.Start(lambdahttp.Handler(handler))
+}
+
+// config is the function's environment.
+type config struct {
+	table, region, endpoint string
+}
+
+var errNoTable = errors.New(EnvTable + " is not set: it must name the DynamoDB table (the template sets it)")
+
+func configFrom(getenv func(string) string) (config, error) {
+	c := config{table: getenv(EnvTable), region: getenv(EnvRegion), endpoint: getenv(EnvEndpoint)}
+	if c.table == "" {
+		return config{}, errNoTable
+	}
+	return c, nil
+}
+
+// initialize reads the configuration and builds the store, the hub and,
+// with build, the handler.
+func initialize(ctx context.Context, getenv func(string) string, log *slog.Logger,
+	build func(*hub.Hub, *slog.Logger) (http.Handler, error)) (http.Handler, error) {
+	cfg, err := configFrom(getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint})
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
+	}
+	h := hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log})
+	return build(h, log)
+}
+
+// toolHandler is the REST handler restricted to one tool.
+func toolHandler(h *hub.Hub, log *slog.Logger, name string) (http.Handler, error) {
+	r, err := registry.New().Only(name)
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: %w", err)
+	}
+	return rest.New(h, r, log), nil
+}
+
+// mcpHandler serves MCP at MCPPath and the REST not-found envelope
+// elsewhere.
+func mcpHandler(h *hub.Hub, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, mcpserver.New(h, registry.New(), log))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(rest.RequestIDHeader, reqlog.IDFrom(r.Header.Get(rest.RequestIDHeader)))
+		rest.WriteError(w, 0, apperr.Forbidden())
+	})
+	return mux
+}

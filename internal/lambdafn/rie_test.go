@@ -1,0 +1,355 @@
+//go:build unix
+
+package lambdafn_test
+
+// The real function binaries, built as Lambda builds them, run under the
+// AWS Lambda Runtime Interface Emulator (the Runtime API the Lambda service
+// offers a function), against a DynamoDB (minidyn) served from this test
+// process. What runs here is what a deploy runs, minus API Gateway, whose
+// events are written by hand.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/lambdafn"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+)
+
+const (
+	rieModule  = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+	rieVersion = "v0.0.0-20261030222936-bef5c4ba774d"
+	invokePath = "/2015-03-31/functions/function/invocations"
+)
+
+// findRIE locates aws-lambda-rie on $PATH, then in $(go env GOPATH)/bin.
+// A missing emulator fails the test (with the install command) unless
+// AGENTBOX_SKIP_RIE=1 asks explicitly to skip it.
+func findRIE(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
+		return p
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			p := filepath.Join(dir, "bin", "aws-lambda-rie")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p
+			}
+		}
+	}
+	if os.Getenv("AGENTBOX_SKIP_RIE") == "1" {
+		t.Skip("aws-lambda-rie not installed and AGENTBOX_SKIP_RIE=1")
+	}
+	t.Fatalf("aws-lambda-rie not found on $PATH or in $(go env GOPATH)/bin; install it with\n\tgo install %s@%s\nor set AGENTBOX_SKIP_RIE=1 to skip this test explicitly", rieModule, rieVersion)
+	return ""
+}
+
+// buildFunction builds functions/<name> the way the template does
+// (lambda.norpc: the Runtime API client only) into <dir>/<name>/bootstrap.
+func buildFunction(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name, "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", out, "./"+filepath.ToSlash(filepath.Join(lambdafn.FunctionsDir, name)))
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build functions/%s: %v\n%s", name, err, b)
+	}
+	return out
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lockedBuffer collects a process's output for the failure report.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// emulator is one function running under aws-lambda-rie.
+type emulator struct {
+	name string
+	addr string
+	out  *lockedBuffer
+}
+
+// startEmulator runs bootstrap under the emulator on free loopback ports,
+// with env as the function's whole environment, and waits until it
+// accepts invocations. The process group is killed when t ends.
+func startEmulator(t *testing.T, rie, name, bootstrap string, env []string) *emulator {
+	t.Helper()
+	e := &emulator{name: name, addr: freePort(t), out: &lockedBuffer{}}
+	cmd := exec.Command(rie,
+		"--runtime-interface-emulator-address", e.addr,
+		"--runtime-api-address", freePort(t),
+		"--log-level", "error",
+		bootstrap)
+	cmd.Dir = filepath.Dir(bootstrap)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = e.out, e.out
+	// Its own process group, so that the bootstrap child dies with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting aws-lambda-rie for %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("output of %s under aws-lambda-rie:\n%s", name, e.out)
+		}
+	})
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", e.addr, time.Second)
+		if err == nil {
+			c.Close()
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("aws-lambda-rie for %s never listened on %s: %v\n%s", name, e.addr, err, e.out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var rieClient = &http.Client{Timeout: 30 * time.Second}
+
+// invoke sends an API Gateway HTTP API event to the function and returns
+// its response, failing the test on anything but a well-formed response.
+func (e *emulator) invoke(t *testing.T, method, path string, headers map[string]string, body string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: method + " " + path, RawPath: path, Headers: headers, Body: body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: method + " " + path, AccountID: "123456789012", Stage: "$default",
+			RequestID: fmt.Sprintf("rie-%d", time.Now().UnixNano()), APIID: "rietest",
+			DomainName: "rietest.execute-api.us-east-1.amazonaws.com",
+			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.9"},
+		},
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rieClient.Post("http://"+e.addr+invokePath, "application/json", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatalf("invoking %s (%s %s): %v", e.name, method, path, err)
+	}
+	defer res.Body.Close()
+	var out events.APIGatewayV2HTTPResponse
+	dec := json.NewDecoder(res.Body)
+	if res.StatusCode != http.StatusOK || dec.Decode(&out) != nil || out.StatusCode == 0 {
+		t.Fatalf("invoking %s (%s %s): emulator answered HTTP %d without an API Gateway response", e.name, method, path, res.StatusCode)
+	}
+	if out.IsBase64Encoded {
+		t.Fatalf("invoking %s (%s %s): body is base64, want JSON text", e.name, method, path)
+	}
+	return out
+}
+
+func header(res events.APIGatewayV2HTTPResponse, name string) string {
+	for k, v := range res.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
+	rie := findRIE(t)
+	bin := t.TempDir()
+	functions := []string{lambdafn.MCPFunction, "agent_prime", "checkpoint_save"}
+	bootstraps := map[string]string{}
+	for _, name := range functions {
+		bootstraps[name] = buildFunction(t, bin, name)
+	}
+
+	t.Run("MissingTableFailsFast", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bootstraps["checkpoint_save"])
+		cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("bootstrap without %s: got %v, want exit status 1", lambdafn.EnvTable, err)
+		}
+		var line map[string]any
+		if json.Unmarshal(bytes.TrimSpace(out), &line) != nil || line["level"] != "ERROR" || !strings.Contains(fmt.Sprint(line["err"]), lambdafn.EnvTable) {
+			t.Errorf("bootstrap without %s: stdout %q, want one JSON error line naming it", lambdafn.EnvTable, out)
+		}
+	})
+
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+
+	fnEnv := []string{
+		"PATH=" + os.Getenv("PATH"),
+		lambdafn.EnvTable + "=" + table,
+		lambdafn.EnvEndpoint + "=" + endpoint,
+		lambdafn.EnvRegion + "=" + dynamotest.Region,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=/dev/null",
+		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+	}
+	emu := map[string]*emulator{}
+	for _, name := range functions {
+		emu[name] = startEmulator(t, rie, name, bootstraps[name], append(slices.Clone(fnEnv), "AWS_LAMBDA_FUNCTION_NAME="+name))
+	}
+	bearer := "Bearer " + alice.BoxKey
+
+	// REST: prime through its own function, save through another.
+	res := emu["agent_prime"].invoke(t, "POST", "/v1/agent/prime", map[string]string{"authorization": bearer}, "")
+	var prime struct {
+		SessionID string `json:"session_id"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &prime) != nil || prime.SessionID == "" {
+		t.Fatalf("agent_prime function: got %d %s, want 200 with a session_id", res.StatusCode, res.Body)
+	}
+
+	save := `{"expected_revision":"0","idempotency_key":"rie-1","body_md":"saved under the emulator"}`
+	res = emu["checkpoint_save"].invoke(t, "PUT", "/v1/checkpoint", map[string]string{
+		"authorization": bearer, "agentbox-session": prime.SessionID, "content-type": "application/json"}, save)
+	var saved struct {
+		Checkpoint struct {
+			Revision string `json:"revision"`
+		} `json:"checkpoint"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &saved) != nil || saved.Checkpoint.Revision != "1" {
+		t.Fatalf("checkpoint_save function: got %d %s, want 200 with revision \"1\"", res.StatusCode, res.Body)
+	}
+
+	// A per-tool function serves its own route only.
+	res = emu["checkpoint_save"].invoke(t, "POST", "/v1/agent/prime", map[string]string{"authorization": bearer}, "")
+	if res.StatusCode != 404 {
+		t.Errorf("checkpoint_save function asked for agent_prime's route: got %d %s, want 404", res.StatusCode, res.Body)
+	}
+
+	// MCP: initialize, initialized, tools/list, tools/call.
+	mcp := emu[lambdafn.MCPFunction]
+	mcpHeaders := map[string]string{"authorization": bearer, "content-type": "application/json",
+		"accept": "application/json, text/event-stream"}
+	res = mcp.invoke(t, "POST", lambdafn.MCPPath, mcpHeaders,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rie-test","version":"1"}}}`)
+	sid := header(res, "Mcp-Session-Id")
+	if res.StatusCode != 200 || sid == "" {
+		t.Fatalf("MCP initialize: got %d with Mcp-Session-Id %q (%s), want 200 with a session", res.StatusCode, sid, res.Body)
+	}
+	mcpHeaders["mcp-session-id"] = sid
+	mcpHeaders["mcp-protocol-version"] = "2025-06-18"
+	res = mcp.invoke(t, "POST", lambdafn.MCPPath, mcpHeaders, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if res.StatusCode != http.StatusAccepted {
+		t.Errorf("MCP notifications/initialized: got %d %s, want 202", res.StatusCode, res.Body)
+	}
+
+	var list struct {
+		Result struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"result"`
+	}
+	rpc(t, mcp, mcpHeaders, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, &list)
+	var names []string
+	for _, tool := range list.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	want := registry.New().Names()
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("MCP tools/list = %v, want every registry tool %v", names, want)
+	}
+
+	type callResult struct {
+		Result struct {
+			IsError           bool            `json:"isError"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	var primed callResult
+	rpc(t, mcp, mcpHeaders, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_prime","arguments":{}}}`, &primed)
+	if primed.Result.IsError {
+		t.Fatalf("MCP tools/call agent_prime: isError, structuredContent %s", primed.Result.StructuredContent)
+	}
+	var got callResult
+	rpc(t, mcp, mcpHeaders, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"checkpoint_get","arguments":{}}}`, &got)
+	var cp struct {
+		Checkpoint struct {
+			Revision string `json:"revision"`
+		} `json:"checkpoint"`
+	}
+	if got.Result.IsError || json.Unmarshal(got.Result.StructuredContent, &cp) != nil || cp.Checkpoint.Revision != "1" {
+		t.Errorf("MCP tools/call checkpoint_get: got %s, want the REST-saved revision \"1\"", got.Result.StructuredContent)
+	}
+}
+
+// rpc posts one JSON-RPC request to the MCP function and decodes the
+// answer, JSON or a single SSE event.
+func rpc(t *testing.T, e *emulator, headers map[string]string, body string, out any) {
+	t.Helper()
+	res := e.invoke(t, "POST", lambdafn.MCPPath, headers, body)
+	payload := res.Body
+	if strings.HasPrefix(header(res, "Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(payload, "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				payload = data
+			}
+		}
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(payload), out) != nil {
+		t.Fatalf("MCP %s: got %d %s, want 200 with a JSON-RPC response", body, res.StatusCode, res.Body)
+	}
+}

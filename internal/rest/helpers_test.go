@@ -1,0 +1,321 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/rest"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/bolt"
+)
+
+// env is a REST server over real net/http on one store, with a box holding
+// alice and bob and a second box holding carol.
+type env struct {
+	t     *testing.T
+	h     *hub.Hub
+	srv   *httptest.Server
+	logs  *syncBuffer
+	box   string
+	alice *hub.AgentInfo
+	bob   *hub.AgentInfo
+	carol *hub.AgentInfo
+}
+
+func boltStore(t *testing.T) store.Store {
+	t.Helper()
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	if err != nil {
+		t.Fatalf("bolt.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// newEnv serves rest.New on st, wrapped by wrap when it is not nil.
+func newEnv(t *testing.T, st store.Store, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
+	h := hub.New(st, hub.Options{})
+	logs := &syncBuffer{}
+	var handler = rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug))
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+
+	ctx := context.Background()
+	admin := h.Admin()
+	box, err := admin.CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	other, err := admin.CreateBox(ctx, "other")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	e := &env{t: t, h: h, srv: srv, logs: logs, box: box.BoxID}
+	for _, a := range []struct {
+		dst       **hub.AgentInfo
+		box, name string
+	}{{&e.alice, box.BoxID, "alice"}, {&e.bob, box.BoxID, "bob"}, {&e.carol, other.BoxID, "carol"}} {
+		info, err := admin.CreateAgent(ctx, a.box, a.name, "coder")
+		if err != nil {
+			t.Fatalf("CreateAgent(%s): %v", a.name, err)
+		}
+		*a.dst = info
+	}
+	return e
+}
+
+// req is one HTTP request to the server.
+type req struct {
+	method, path string
+	// key is sent as 'Authorization: Bearer <key>' unless auth is set.
+	key string
+	// auth, when set, is the raw Authorization header.
+	auth    string
+	session string
+	body    string
+	// contentType defaults to application/json when body is not empty;
+	// "-" sends none.
+	contentType string
+	header      map[string]string
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends r; failures to send are reported on t (the calling test or
+// subtest, which may differ from the env's).
+func (e *env) do(t *testing.T, r req) resp {
+	t.Helper()
+	hr, err := http.NewRequest(r.method, e.srv.URL+r.path, strings.NewReader(r.body))
+	if err != nil {
+		t.Fatalf("http.NewRequest(%s %s): %v", r.method, r.path, err)
+	}
+	if r.body == "" {
+		hr.Body, hr.ContentLength = nil, 0
+	}
+	switch {
+	case r.auth != "":
+		hr.Header.Set("Authorization", r.auth)
+	case r.key != "":
+		hr.Header.Set("Authorization", "Bearer "+r.key)
+	}
+	if r.session != "" {
+		hr.Header.Set(rest.SessionHeader, r.session)
+	}
+	switch {
+	case r.contentType == "-":
+	case r.contentType != "":
+		hr.Header.Set("Content-Type", r.contentType)
+	case r.body != "":
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	return e.send(t, hr)
+}
+
+func (e *env) send(t *testing.T, hr *http.Request) resp {
+	t.Helper()
+	res, err := e.srv.Client().Do(hr)
+	if err != nil {
+		t.Fatalf("%s %s: %v", hr.Method, hr.URL.Path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", hr.Method, hr.URL.Path, err)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: body}
+}
+
+// decode unmarshals the response body into v.
+func (r resp) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("response body %s: %v", r.body, err)
+	}
+}
+
+// envelope returns the error envelope, failing unless the body is exactly
+// {"error": {...}}.
+func (r resp) envelope(t *testing.T) apperr.Envelope {
+	t.Helper()
+	var body map[string]json.RawMessage
+	r.decode(t, &body)
+	if len(body) != 1 || body["error"] == nil {
+		t.Fatalf("response body %s: want exactly {\"error\": envelope}", r.body)
+	}
+	var env apperr.Envelope
+	if err := json.Unmarshal(body["error"], &env); err != nil {
+		t.Fatalf("error envelope %s: %v", body["error"], err)
+	}
+	return env
+}
+
+// wantError checks status, code and the content type of an error response.
+func (r resp) wantError(t *testing.T, call string, status int, code apperr.Code) apperr.Envelope {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("%s: got HTTP %d %s, want %d %s", call, r.status, r.body, status, code)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type = %q, want application/json", call, ct)
+	}
+	env := r.envelope(t)
+	if env.Code != code {
+		t.Fatalf("%s: got code %s (%s), want %s", call, env.Code, env.Message, code)
+	}
+	if env.Message == "" || env.NextAction == "" || env.Help == "" {
+		t.Errorf("%s: envelope %+v lacks message, next_action or help", call, env)
+	}
+	return env
+}
+
+// wantOK checks a 200 and decodes the body into v (when not nil).
+func (r resp) wantOK(t *testing.T, call string, v any) {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("%s: got HTTP %d %s, want 200", call, r.status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type = %q, want application/json", call, ct)
+	}
+	if v != nil {
+		r.decode(t, v)
+	}
+}
+
+// prime calls agent_prime with key and returns the session id.
+func (e *env) prime(key string) string {
+	e.t.Helper()
+	var out struct {
+		SessionID string `json:"session_id"`
+	}
+	e.do(e.t, req{method: "POST", path: "/v1/agent/prime", key: key}).wantOK(e.t, "POST /v1/agent/prime", &out)
+	if out.SessionID == "" {
+		e.t.Fatalf("POST /v1/agent/prime: no session_id")
+	}
+	return out.SessionID
+}
+
+type checkpointOut struct {
+	Checkpoint struct {
+		Revision string `json:"revision"`
+		BodyMD   string `json:"body_md"`
+	} `json:"checkpoint"`
+	Replayed bool `json:"replayed"`
+}
+
+func saveBody(expected, idem, text string) string {
+	b, _ := json.Marshal(map[string]string{"expected_revision": expected, "idempotency_key": idem, "body_md": text})
+	return string(b)
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines returns the JSON log records.
+func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// faultStore fails reads and writes with err once armed, or panics when
+// panicking is set. It stands in for faults a real engine cannot be made to
+// produce on demand (throttling, an engine outage).
+type faultStore struct {
+	store.Store
+	mu    sync.Mutex
+	err   error
+	panic bool
+}
+
+func (f *faultStore) arm(err error, panicking bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err, f.panic = err, panicking
+}
+
+func (f *faultStore) fault() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.panic {
+		panic("faultStore: injected panic")
+	}
+	return f.err
+}
+
+func (f *faultStore) Get(ctx context.Context, k store.Key) (*store.Item, error) {
+	if err := f.fault(); err != nil {
+		return nil, err
+	}
+	return f.Store.Get(ctx, k)
+}
+
+func (f *faultStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	if err := f.fault(); err != nil {
+		return nil, err
+	}
+	return f.Store.BatchGet(ctx, keys)
+}
+
+func (f *faultStore) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
+	if err := f.fault(); err != nil {
+		return nil, err
+	}
+	return f.Store.Query(ctx, q)
+}
+
+func (f *faultStore) Write(ctx context.Context, ops []store.Op) error {
+	if err := f.fault(); err != nil {
+		return err
+	}
+	return f.Store.Write(ctx, ops)
+}
