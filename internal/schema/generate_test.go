@@ -35,33 +35,34 @@ type Meta struct {
 
 type Everything struct {
 	Meta
-	Name      string            `json:"name" desc:"Display name." schema:"minLength=1,maxLength=80,pattern=^[a-z]+$" example:"alice"`
-	Count     int               `json:"count" schema:"minimum=1,maximum=100" example:"3"`
-	Small     int8              `json:"small"`
-	Unsigned  uint32            `json:"unsigned,omitempty" schema:"maximum=10"`
-	Big       uint64            `json:"big,omitzero"`
-	Ratio     float64           `json:"ratio"`
-	Flag      bool              `json:"flag"`
-	Note      *string           `json:"note" desc:"Optional because it is a pointer."`
-	Tags      []string          `json:"tags" schema:"minItems=1,maxItems=3,uniqueItems" example:"[\"a\",\"b\"]"`
-	Pair      [2]int            `json:"pair"`
-	Status    string            `json:"status" schema:"enum=active|paused|archived"`
-	Level     int               `json:"level" schema:"enum=1|2|3"`
-	ID        string            `json:"id" schema:"format=uuid" example:"0b8a5e4f-3ffa-4f88-81aa-000000000001"`
-	Numeric   string            `json:"numeric" example:"123"`
-	At        time.Time         `json:"at"`
-	Payload   map[string]any    `json:"payload,omitempty" desc:"Free-form object."`
-	Raw       json.RawMessage   `json:"raw,omitempty"`
-	Anything  any               `json:"anything,omitempty"`
-	Rev       Revision          `json:"rev" desc:"Revision you last read." example:"\"7\""`
-	PrevRev   *Revision         `json:"prev_rev,omitempty"`
-	Code      Code              `json:"code"`
-	Child     *Child            `json:"child,omitempty"`
-	Children  []Child           `json:"children"`
-	Labels    map[string]string `json:"labels,omitempty"`
-	Skipped   string            `json:"-"`
-	internal  string
-	NoTag     string
+	Name     string            `json:"name" desc:"Display name." schema:"minLength=1,maxLength=80,pattern=^[a-z]+$" example:"alice"`
+	Count    int               `json:"count" schema:"minimum=1,maximum=100" example:"3"`
+	Small    int8              `json:"small"`
+	Unsigned uint32            `json:"unsigned,omitempty" schema:"maximum=10"`
+	Big      uint64            `json:"big,omitzero"`
+	Ratio    float64           `json:"ratio"`
+	Flag     bool              `json:"flag"`
+	Note     *string           `json:"note" desc:"Optional because it is a pointer."`
+	Tags     []string          `json:"tags" schema:"minItems=1,maxItems=3,uniqueItems" example:"[\"a\",\"b\"]"`
+	Pair     [2]int            `json:"pair"`
+	Status   string            `json:"status" schema:"enum=active|paused|archived"`
+	Level    int               `json:"level" schema:"enum=1|2|3"`
+	ID       string            `json:"id" schema:"format=uuid" example:"0b8a5e4f-3ffa-4f88-81aa-000000000001"`
+	Numeric  string            `json:"numeric" example:"123"`
+	At       time.Time         `json:"at"`
+	Payload  map[string]any    `json:"payload,omitempty" desc:"Free-form object."`
+	Raw      json.RawMessage   `json:"raw,omitempty"`
+	Anything any               `json:"anything,omitempty"`
+	Rev      Revision          `json:"rev" desc:"Revision you last read." example:"\"7\""`
+	PrevRev  *Revision         `json:"prev_rev,omitempty"`
+	Code     Code              `json:"code"`
+	Child    *Child            `json:"child,omitempty"`
+	Children []Child           `json:"children"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Skipped  string            `json:"-"`
+	internal string
+	NoTag    string
+	//lint:ignore SA5008 deliberate: encoding/json names this field "-", and the generator must agree.
 	DashName  string `json:"-,"`
 	Untouched string `json:"untouched,omitempty" schema:"maxLength=5"`
 }

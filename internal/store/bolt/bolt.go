@@ -17,7 +17,8 @@
 //
 // Expiry. Items whose ExpiresAt has passed stay in the file and are skipped
 // by every read and treated as absent by every condition; a later put or
-// add at the key replaces them. No sweeper runs: dead items cost only disk.
+// add at the key replaces them. Sweep (run periodically by the local
+// server) deletes them, as DynamoDB's TTL process does.
 package bolt
 
 import (

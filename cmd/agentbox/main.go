@@ -1,0 +1,103 @@
+// Command agentbox runs the coordination hub on one machine and administers
+// it, locally or on a deployed stack's table.
+//
+//	agentbox serve [--addr 127.0.0.1:8787] [--data ./.agentbox]
+//	agentbox admin <command> [flags]     (agentbox admin help)
+//	agentbox contracts                   (prints tool-contracts.json)
+//
+// The logic lives in internal/server and internal/admincli; this file only
+// dispatches, so that tests drive the same code in process through run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/server"
+)
+
+const usage = `Usage:
+  agentbox serve [--addr HOST:PORT] [--data DIR] [--log-level LEVEL]
+      Serve MCP (/mcp) and REST (/v1) on the embedded store, plus the admin
+      socket DIR/admin.sock. Defaults: --addr 127.0.0.1:8787 --data .agentbox.
+  agentbox admin <command> [flags]
+      Manage boxes, agents and keys; 'agentbox admin help' lists commands.
+  agentbox contracts
+      Print every tool's contract (tool-contracts.json) to stdout.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the exit code: 0 success, 1
+// failure, 2 usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return admincli.Main(ctx, args[1:], stdout, stderr)
+	case "contracts":
+		if len(args) > 1 {
+			fmt.Fprintln(stderr, "agentbox contracts takes no arguments")
+			return 2
+		}
+		if _, err := stdout.Write(registry.New().ContractsJSON()); err != nil {
+			fmt.Fprintln(stderr, "agentbox contracts:", err)
+			return 1
+		}
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "agentbox: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentbox serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", server.DefaultAddr, "TCP listen address; keep it on loopback unless TLS terminates in front")
+	data := fs.String("data", admincli.DefaultDataDir, "data directory: database and admin socket (created 0700)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentbox serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintf(stderr, "agentbox serve: --log-level: %v\n", err)
+		return 2
+	}
+	log := reqlog.NewLogger(stderr, lvl)
+	if err := server.Run(ctx, server.Config{Addr: *addr, DataDir: *data, Logger: log}, stdout); err != nil {
+		log.Error("agentbox serve failed", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,380 @@
+package infra_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	// yaml.v3 is a test-only dependency: the structural test must read the
+	// template as CloudFormation does, and short-form tags (!Ref Table) are
+	// part of what it checks. yaml.v3's Node API keeps every tag; a parser
+	// written here would be more code than this test and less trustworthy.
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentbox/agentbox/infra"
+	"github.com/agentbox/agentbox/internal/lambdafn"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite ../template.yaml from infra.Template")
+
+const templatePath = "../template.yaml"
+
+// TestTemplateGolden fails when template.yaml is not what the registry and
+// the table definition generate. Fix with `make template` (or go test
+// ./infra -update).
+func TestTemplateGolden(t *testing.T) {
+	want := infra.Template(registry.New())
+	if *update {
+		if err := os.WriteFile(templatePath, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatalf("reading template.yaml: %v (run make template)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("template.yaml is stale: it differs from infra.Template(registry.New()) at line %d; run make template", firstDiffLine(got, want))
+	}
+}
+
+func firstDiffLine(a, b []byte) int {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return i + 1
+		}
+	}
+	return min(len(la), len(lb)) + 1
+}
+
+// node helpers over yaml.v3's tree.
+
+func get(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func path(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		n = get(n, k)
+	}
+	return n
+}
+
+type pair struct {
+	key string
+	val *yaml.Node
+}
+
+func pairs(n *yaml.Node) []pair {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []pair
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, pair{n.Content[i].Value, n.Content[i+1]})
+	}
+	return out
+}
+
+func str(n *yaml.Node) string {
+	if n == nil {
+		return "<missing>"
+	}
+	return n.Value
+}
+
+// isRef reports whether n is `!Ref target`.
+func isRef(n *yaml.Node, target string) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!Ref" && n.Value == target
+}
+
+func loadTemplate(t *testing.T) *yaml.Node {
+	t.Helper()
+	raw, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatalf("reading template.yaml: %v", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("yaml.Unmarshal(template.yaml): %v", err)
+	}
+	if len(doc.Content) != 1 {
+		t.Fatalf("template.yaml has %d documents, want 1", len(doc.Content))
+	}
+	return doc.Content[0]
+}
+
+type routeKey struct{ method, path string }
+
+// TestTemplateStructure reads template.yaml as deployed and checks it
+// against the registry and store.Definition: the properties a reviewer
+// would otherwise have to verify by eye on every change.
+func TestTemplateStructure(t *testing.T) {
+	root := loadTemplate(t)
+	reg := registry.New()
+
+	if got := str(get(root, "Transform")); got != "AWS::Serverless-2016-10-31" {
+		t.Errorf("Transform = %q, want AWS::Serverless-2016-10-31", got)
+	}
+	fnGlobals := path(root, "Globals", "Function")
+	for key, want := range map[string]string{"Runtime": "provided.al2023", "Handler": "bootstrap", "MemorySize": "256", "Timeout": "10"} {
+		if got := str(get(fnGlobals, key)); got != want {
+			t.Errorf("Globals.Function.%s = %q, want %q", key, got, want)
+		}
+	}
+	if arch := get(fnGlobals, "Architectures"); arch == nil || len(arch.Content) != 1 || arch.Content[0].Value != "arm64" {
+		t.Errorf("Globals.Function.Architectures is not [arm64]")
+	}
+	if env := path(fnGlobals, "Environment", "Variables", infra.TableEnv); !isRef(env, infra.TableResource) {
+		t.Errorf("Globals.Function.Environment.Variables.%s is not !Ref %s", infra.TableEnv, infra.TableResource)
+	}
+
+	resources := get(root, "Resources")
+	if api := get(resources, infra.APIResource); str(get(api, "Type")) != "AWS::Serverless::HttpApi" {
+		t.Errorf("%s.Type = %q, want AWS::Serverless::HttpApi", infra.APIResource, str(get(api, "Type")))
+	}
+
+	// What the template must contain: one function per tool with exactly
+	// its route, and the MCP function with its three.
+	want := map[string][]routeKey{}
+	for _, tool := range reg.Tools() {
+		want[infra.LogicalID(tool.Name)] = []routeKey{{tool.Method, tool.Path}}
+	}
+	for _, m := range infra.MCPRoutes {
+		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{m, infra.MCPPath})
+	}
+
+	got := map[string][]routeKey{}
+	routeOwner := map[routeKey]string{}
+	for _, res := range pairs(resources) {
+		if str(get(res.val, "Type")) != "AWS::Serverless::Function" {
+			continue
+		}
+		props := get(res.val, "Properties")
+		got[res.key] = []routeKey{}
+		if m := path(res.val, "Metadata", "BuildMethod"); str(m) != "makefile" {
+			t.Errorf("%s: Metadata.BuildMethod = %q, want makefile", res.key, str(m))
+		}
+		if cu := str(get(props, "CodeUri")); cu != "." {
+			t.Errorf("%s: CodeUri = %q, want . (the repository root)", res.key, cu)
+		}
+		checkPolicies(t, res.key, props)
+		for _, ev := range pairs(get(props, "Events")) {
+			if typ := str(get(ev.val, "Type")); typ != "HttpApi" {
+				t.Errorf("%s: event %s has Type %q, want HttpApi", res.key, ev.key, typ)
+				continue
+			}
+			p := get(ev.val, "Properties")
+			if !isRef(get(p, "ApiId"), infra.APIResource) {
+				t.Errorf("%s: event %s is not on !Ref %s", res.key, ev.key, infra.APIResource)
+			}
+			if v := str(get(p, "PayloadFormatVersion")); v != "2.0" {
+				t.Errorf("%s: event %s PayloadFormatVersion = %q, want 2.0", res.key, ev.key, v)
+			}
+			rk := routeKey{str(get(p, "Method")), str(get(p, "Path"))}
+			if prev, dup := routeOwner[rk]; dup {
+				t.Errorf("route %s %s is served by both %s and %s", rk.method, rk.path, prev, res.key)
+			}
+			routeOwner[rk] = res.key
+			got[res.key] = append(got[res.key], rk)
+		}
+	}
+	for id, routes := range want {
+		g, ok := got[id]
+		if !ok {
+			t.Errorf("template has no function %s", id)
+			continue
+		}
+		if !slices.Equal(g, routes) {
+			t.Errorf("function %s routes = %v, want %v", id, g, routes)
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			t.Errorf("template has function %s, which is neither a registry tool nor MCP", id)
+		}
+	}
+
+	checkTable(t, get(resources, infra.TableResource))
+
+	for _, out := range []string{"ApiUrl", "McpUrl", "TableName"} {
+		if path(root, "Outputs", out, "Value") == nil {
+			t.Errorf("Outputs.%s is missing", out)
+		}
+	}
+}
+
+// checkPolicies asserts least privilege: a function's only policy is CRUD
+// on the stack's table, by reference. No wildcard, no other resource, no
+// role of its own that would bypass Policies.
+func checkPolicies(t *testing.T, id string, props *yaml.Node) {
+	t.Helper()
+	if get(props, "Role") != nil {
+		t.Errorf("%s: has a Role; permissions must come from Policies", id)
+	}
+	pol := get(props, "Policies")
+	if pol == nil || pol.Kind != yaml.SequenceNode || len(pol.Content) != 1 {
+		t.Errorf("%s: Policies must be exactly one statement", id)
+		return
+	}
+	ps := pairs(pol.Content[0])
+	if len(ps) != 1 || ps[0].key != "DynamoDBCrudPolicy" {
+		t.Errorf("%s: the policy is not DynamoDBCrudPolicy", id)
+		return
+	}
+	args := pairs(ps[0].val)
+	if len(args) != 1 || args[0].key != "TableName" || !isRef(args[0].val, infra.TableResource) {
+		t.Errorf("%s: DynamoDBCrudPolicy must name only TableName: !Ref %s", id, infra.TableResource)
+	}
+}
+
+// checkTable compares the table resource with store.Definition.
+func checkTable(t *testing.T, table *yaml.Node) {
+	t.Helper()
+	def := store.Definition()
+	if typ := str(get(table, "Type")); typ != "AWS::DynamoDB::Table" {
+		t.Fatalf("%s.Type = %q, want AWS::DynamoDB::Table", infra.TableResource, typ)
+	}
+	for _, key := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+		if got := str(get(table, key)); got != "Retain" {
+			t.Errorf("table %s = %q, want Retain", key, got)
+		}
+	}
+	props := get(table, "Properties")
+	if got := str(get(props, "BillingMode")); got != "PAY_PER_REQUEST" {
+		t.Errorf("BillingMode = %q, want PAY_PER_REQUEST", got)
+	}
+
+	attrs := map[string]string{}
+	for _, a := range get(props, "AttributeDefinitions").Content {
+		attrs[str(get(a, "AttributeName"))] = str(get(a, "AttributeType"))
+	}
+	wantAttrs := map[string]string{def.PK: "S", def.SK: "S"}
+	for _, ix := range def.Indexes {
+		wantAttrs[ix.PK], wantAttrs[ix.SK] = "S", "S"
+	}
+	if fmt.Sprint(attrs) != fmt.Sprint(wantAttrs) {
+		t.Errorf("AttributeDefinitions = %v, want %v", attrs, wantAttrs)
+	}
+
+	if got, want := keys(get(props, "KeySchema")), [2]string{def.PK, def.SK}; got != want {
+		t.Errorf("KeySchema = %v, want %v", got, want)
+	}
+
+	gsis := get(props, "GlobalSecondaryIndexes")
+	if gsis == nil || len(gsis.Content) != len(def.Indexes) {
+		t.Fatalf("GlobalSecondaryIndexes: want exactly %d indexes", len(def.Indexes))
+	}
+	for i, ix := range def.Indexes {
+		g := gsis.Content[i]
+		if name := str(get(g, "IndexName")); name != ix.Name {
+			t.Errorf("GSI %d IndexName = %q, want %q", i, name, ix.Name)
+		}
+		if got, want := keys(get(g, "KeySchema")), [2]string{ix.PK, ix.SK}; got != want {
+			t.Errorf("GSI %s KeySchema = %v, want %v", ix.Name, got, want)
+		}
+		if p := str(path(g, "Projection", "ProjectionType")); p != "ALL" {
+			t.Errorf("GSI %s ProjectionType = %q, want ALL", ix.Name, p)
+		}
+	}
+
+	ttl := get(props, "TimeToLiveSpecification")
+	if str(get(ttl, "AttributeName")) != def.TTL || str(get(ttl, "Enabled")) != "true" {
+		t.Errorf("TimeToLiveSpecification = {%s, %s}, want {%s, true}", str(get(ttl, "AttributeName")), str(get(ttl, "Enabled")), def.TTL)
+	}
+	if pitr := str(path(props, "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled")); pitr != "true" {
+		t.Errorf("PointInTimeRecoveryEnabled = %q, want true", pitr)
+	}
+	if sse := str(path(props, "SSESpecification", "SSEEnabled")); sse != "true" {
+		t.Errorf("SSEEnabled = %q, want true", sse)
+	}
+}
+
+// keys reads a KeySchema as (HASH, RANGE).
+func keys(ks *yaml.Node) [2]string {
+	var out [2]string
+	if ks == nil {
+		return out
+	}
+	for _, k := range ks.Content {
+		switch str(get(k, "KeyType")) {
+		case "HASH":
+			out[0] = str(get(k, "AttributeName"))
+		case "RANGE":
+			out[1] = str(get(k, "AttributeName"))
+		}
+	}
+	return out
+}
+
+// TestFunctionSources: every function of the template has its code where
+// the Makefile's build-%Function rule looks (functions/<tool>/main.go), and
+// functions/ holds no entry point the template does not deploy. Without it
+// `sam build` fails only at deploy time.
+func TestFunctionSources(t *testing.T) {
+	want := append(registry.New().Names(), "mcp")
+	for _, name := range want {
+		if _, err := os.Stat("../functions/" + name + "/main.go"); err != nil {
+			t.Errorf("function %s has no entry point: %v (run make functions)", infra.LogicalID(name), err)
+		}
+	}
+	entries, err := os.ReadDir("../functions")
+	if err != nil {
+		t.Fatalf("reading functions/: %v (run make functions)", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !slices.Contains(want, e.Name()) {
+			t.Errorf("functions/%s is not a registry tool nor mcp: no template function deploys it", e.Name())
+		}
+	}
+}
+
+// TestTemplateMatchesFunctions: the template configures the functions with
+// the names the Lambda entry points read.
+func TestTemplateMatchesFunctions(t *testing.T) {
+	if infra.TableEnv != lambdafn.EnvTable {
+		t.Errorf("template sets %s, functions read %s", infra.TableEnv, lambdafn.EnvTable)
+	}
+	if infra.MCPPath != lambdafn.MCPPath {
+		t.Errorf("template routes MCP at %s, the function serves %s", infra.MCPPath, lambdafn.MCPPath)
+	}
+}
+
+// TestLogicalIDRoundTrip proves the Makefile's build-%Function rule finds
+// every function's code: it maps a logical id back to functions/<tool> with
+// this same substitution (sed -E 's/([a-z0-9])([A-Z])/\1_\2/g', then
+// lowercase), which only works for tool names that survive the trip.
+func TestLogicalIDRoundTrip(t *testing.T) {
+	boundary := regexp.MustCompile(`([a-z0-9])([A-Z])`)
+	names := append(registry.New().Names(), "mcp")
+	for _, name := range names {
+		id := infra.LogicalID(name)
+		stem := strings.TrimSuffix(id, "Function")
+		back := strings.ToLower(boundary.ReplaceAllString(stem, "${1}_${2}"))
+		if back != name {
+			t.Errorf("LogicalID(%q) = %q, which the Makefile maps back to functions/%s", name, id, back)
+		}
+	}
+	if got := infra.LogicalID("checkpoint_save"); got != "CheckpointSaveFunction" {
+		t.Errorf("LogicalID(%q) = %q, want CheckpointSaveFunction", "checkpoint_save", got)
+	}
+	if got := infra.LogicalID("mcp"); got != infra.MCPFunction {
+		t.Errorf("LogicalID(%q) = %q, want %s", "mcp", got, infra.MCPFunction)
+	}
+}

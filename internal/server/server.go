@@ -1,0 +1,294 @@
+// Package server is `agentbox serve`: the whole service on one machine with
+// no AWS, on the embedded bbolt store.
+//
+// One process serves three things from one hub:
+//
+//   - the agent plane over TCP: REST under /v1/, MCP at /mcp, GET /healthz;
+//   - the admin plane on the unix socket <data>/admin.sock, because bbolt's
+//     exclusive file lock keeps the admin CLI from opening the store while
+//     the server runs (see internal/admincli).
+//
+// Start order matters: the store is opened (taking the lock) before the
+// admin socket is created, which is what makes removing a stale socket
+// safe; on shutdown both listeners drain before the store closes.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/rest"
+	"github.com/agentbox/agentbox/internal/store/bolt"
+)
+
+// DefaultAddr is the listen address of `agentbox serve` and `make run`:
+// loopback, because the local server speaks plain HTTP and agent keys
+// travel in its headers.
+const DefaultAddr = "127.0.0.1:8787"
+
+// HTTP server timeouts. Every response of the agent plane is one JSON body
+// (the MCP endpoint runs in JSON-response mode and offers no GET stream), so
+// a bounded write timeout cuts nothing legitimate.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+	// DefaultLockTimeout is how long start-up waits for the store's file
+	// lock: long enough to outwait an admin CLI command that holds it for a
+	// moment, short enough that a second server on the same data directory
+	// fails visibly instead of hanging.
+	DefaultLockTimeout = 5 * time.Second
+	// DefaultShutdownTimeout bounds draining in-flight requests.
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Config configures a Server. The zero value serves on DefaultAddr from
+// ./.agentbox.
+type Config struct {
+	// Addr is the TCP listen address (default DefaultAddr). Port 0 picks a
+	// free port; Server.URL reports it.
+	Addr string
+	// DataDir holds the database and the admin socket (default
+	// admincli.DefaultDataDir). It is created mode 0700 when missing.
+	DataDir string
+	// Logger receives JSON logs (default: discard).
+	Logger *slog.Logger
+	// ShutdownTimeout bounds graceful shutdown (default
+	// DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// LockTimeout bounds the wait for the store's file lock (default
+	// DefaultLockTimeout); past it Start fails with bolt.ErrLocked.
+	LockTimeout time.Duration
+}
+
+// Server is a running local service.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *bolt.Store
+	api     *http.Server
+	admin   *http.Server
+	apiLn   net.Listener
+	adminLn net.Listener
+	errc    chan error
+	// stopSweep ends the TTL sweeper; sweepDone closes when it has.
+	stopSweep context.CancelFunc
+	sweepDone chan struct{}
+}
+
+// sweepInterval is how often the embedded store deletes expired sessions,
+// idempotency records and receipts (DynamoDB's TTL does this in AWS).
+const sweepInterval = 10 * time.Minute
+
+// Start opens the store, binds both listeners and starts serving. It
+// returns once the server accepts connections; call Shutdown to stop it.
+func Start(cfg Config) (_ *Server, err error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = admincli.DefaultDataDir
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultLockTimeout
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, errc: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			s.closeAll()
+		}
+	}()
+
+	// 0700: the directory holds the database (key hashes, every message)
+	// and the admin socket, which grants owner rights to whoever connects.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: create data directory: %w", err)
+	}
+	s.store, err = bolt.Open(filepath.Join(cfg.DataDir, admincli.DBName), bolt.Options{Timeout: cfg.LockTimeout})
+	if errors.Is(err, bolt.ErrLocked) {
+		return nil, fmt.Errorf("server: %w (is another 'agentbox serve' using %s?)", err, cfg.DataDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: open store: %w", err)
+	}
+
+	h := hub.New(s.store, hub.Options{Logger: s.log})
+	reg := registry.New()
+
+	s.apiLn, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", cfg.Addr, err)
+	}
+	if tcp, ok := s.apiLn.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		s.log.Warn("listening beyond loopback over plain HTTP: agent keys cross the network unencrypted; put TLS in front",
+			"addr", s.apiLn.Addr().String())
+	}
+	s.adminLn, err = admincli.Listen(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	s.api = &http.Server{
+		Handler:           Handler(h, reg, s.log),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
+	s.admin = &http.Server{
+		Handler:           admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
+	go s.serve(s.api, s.apiLn)
+	go s.serve(s.admin, s.adminLn)
+	sweepCtx, stop := context.WithCancel(context.Background())
+	s.stopSweep, s.sweepDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.sweepDone)
+		s.store.SweepEvery(sweepCtx, sweepInterval, func(err error) {
+			s.log.Warn("expired-item sweep failed", "err", err)
+		})
+	}()
+	s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "data", cfg.DataDir)
+	return s, nil
+}
+
+func (s *Server) serve(srv *http.Server, ln net.Listener) {
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.errc <- err
+	}
+}
+
+// Handler is the agent plane: REST under /v1/, MCP at /mcp and a liveness
+// probe at GET /healthz. The Lambda functions serve the same REST and MCP
+// handlers; only this mux is local.
+func Handler(h *hub.Hub, reg *registry.Registry, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", rest.New(h, reg, log))
+	mux.Handle("/mcp", mcpserver.New(h, reg, log))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+// URL returns the base URL of the agent plane, e.g. http://127.0.0.1:8787.
+// An unspecified listen host (0.0.0.0, [::]) is shown as 127.0.0.1, the
+// address that reaches it from this machine.
+func (s *Server) URL() string {
+	addr := s.apiLn.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+}
+
+// SocketPath returns the admin socket's path.
+func (s *Server) SocketPath() string { return filepath.Join(s.cfg.DataDir, admincli.SocketName) }
+
+// Err reports a listener that failed while serving.
+func (s *Server) Err() <-chan error { return s.errc }
+
+// Shutdown stops accepting, drains in-flight requests within ctx, removes
+// the admin socket and closes the store. Requests still running when ctx
+// ends are cut off; the store closes after them either way.
+func (s *Server) Shutdown(ctx context.Context) error {
+	errA := s.api.Shutdown(ctx)
+	errB := s.admin.Shutdown(ctx)
+	if errA != nil {
+		_ = s.api.Close()
+	}
+	if errB != nil {
+		_ = s.admin.Close()
+	}
+	return errors.Join(errA, errB, s.closeAll())
+}
+
+// closeAll releases whatever Start acquired. The socket file goes first, so
+// that a CLI never finds a socket without a server behind it while the
+// store is still locked.
+func (s *Server) closeAll() error {
+	var errs []error
+	if s.adminLn != nil {
+		// Closing a unix listener unlinks its socket file.
+		if err := s.adminLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if s.apiLn != nil {
+		if err := s.apiLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if s.stopSweep != nil {
+		s.stopSweep()
+		<-s.sweepDone
+	}
+	if s.store != nil {
+		if err := s.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		s.store = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Run serves until ctx ends (SIGINT/SIGTERM in `agentbox serve`), then
+// shuts down gracefully. It prints the MCP and REST URLs to out once the
+// server accepts connections.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	s, err := Start(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "agentbox is serving\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s (agentbox admin ... --data %s)\n",
+		s.URL(), s.URL(), s.SocketPath(), s.cfg.DataDir)
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case serveErr = <-s.errc:
+		s.log.Error("listener failed; shutting down", "err", serveErr)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		return errors.Join(serveErr, fmt.Errorf("server: shutdown: %w", err))
+	}
+	if serveErr != nil {
+		return fmt.Errorf("server: %w", serveErr)
+	}
+	return nil
+}
