@@ -1,0 +1,390 @@
+package hub
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Memory notes (seed 002).
+//
+// A note is private to its agent: it lives in the agent's own partition
+// under its name, so no call can address another agent's note at all, and
+// a name the caller has not saved answers NOT_FOUND_OR_FORBIDDEN exactly
+// as one that only another agent has.
+//
+// save_memory is a CAS on the note's version. expected_version 0 creates a
+// missing name only: the write carries an absent condition, so of several
+// concurrent creators one wins and the others get REVISION_CONFLICT with
+// the winner's version. delete_memory is a CAS too.
+//
+// The number of notes is bounded (MaxMemoryNotes) by a counter item that
+// every create and delete moves by CAS in the same atomic write as the
+// note, so the bound holds under concurrency without ever querying the
+// notes. Concurrent creates of different names contend on that counter;
+// the loser runs again (retryContended) against the new count.
+
+// Memory limits, enforced by the service.
+const (
+	// MaxMemoryNotes bounds an agent's notes.
+	MaxMemoryNotes = 200
+	// MaxMemoryContentBytes bounds a note's content (UTF-8).
+	MaxMemoryContentBytes = 16 << 10
+)
+
+// memoryRecord is a stored note.
+type memoryRecord struct {
+	Name      string    `json:"name"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// NoteRef is a note's name: the REST path parameter and MCP's id.
+type NoteRef struct {
+	ID string `json:"id" desc:"Your stable note name, e.g. working-context: lowercase letters and digits in hyphen-separated groups, at most 80 characters." schema:"minLength=1,maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$" example:"working-context"`
+}
+
+// MemoryNoteDTO is a note as get_memory and save_memory return it.
+type MemoryNoteDTO struct {
+	Name      string `json:"name"`
+	Version   uint64 `json:"version" desc:"Current version: send it as expected_version to replace or delete the note."`
+	Content   string `json:"content"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// MemorySummary is one list_memory item: a note without its content.
+type MemorySummary struct {
+	Name         string `json:"name"`
+	Version      uint64 `json:"version"`
+	ContentBytes int    `json:"content_bytes"`
+	UpdatedAt    string `json:"updated_at"`
+}
+
+func memoryDTO(r *memoryRecord, version uint64) *MemoryNoteDTO {
+	return &MemoryNoteDTO{Name: r.Name, Version: version, Content: r.Content,
+		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+}
+
+// checkNoteName enforces the name rule in the service: it keeps names
+// safe inside item keys (no NUL, no separator confusion).
+func checkNoteName(name string) error {
+	if name == "" {
+		return apperr.Invalid("id", "must not be empty")
+	}
+	if utf8.RuneCountInString(name) > MaxIDChars {
+		return apperr.Limit("id", "80 characters")
+	}
+	if !slugRE.MatchString(name) {
+		return apperr.Invalid("id", "must be lowercase letters and digits in hyphen-separated groups")
+	}
+	return nil
+}
+
+func checkContent(s string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid("content", "must be valid UTF-8")
+	}
+	if s == "" {
+		return apperr.Invalid("content", "must not be empty")
+	}
+	if len(s) > MaxMemoryContentBytes {
+		return apperr.Limit("content", "16 KiB of UTF-8")
+	}
+	return nil
+}
+
+// SaveMemoryData is save_memory's body.
+type SaveMemoryData struct {
+	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=0" example:"0"`
+	Content         string `json:"content" desc:"The note, 1 byte to 16 KiB of UTF-8 (Markdown or plain text)." schema:"minLength=1" example:"Parsing done; next: table extraction tests."`
+	OpKey
+}
+
+// SaveMemoryInput is save_memory's {id, data}.
+type SaveMemoryInput struct {
+	NoteRef
+	Data SaveMemoryData `json:"data"`
+}
+
+// MemoryMutationOutput is save_memory's result; a replay has only the
+// receipt.
+type MemoryMutationOutput struct {
+	Note *MemoryNoteDTO `json:"note,omitempty"`
+	Receipt
+}
+
+// SaveMemory creates (expected_version 0, the name must be missing) or
+// replaces (expected_version = the current version) one of the caller's
+// notes. Creating past MaxMemoryNotes is LIMIT_EXCEEDED.
+func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput) (*MemoryMutationOutput, error) {
+	d := in.Data
+	if d.ExpectedVersion < 0 {
+		return nil, apperr.Invalid("expected_version", "must be at least 0")
+	}
+	if err := firstInvalid(checkNoteName(in.ID), checkContent(d.Content), checkOperationKey(d.OperationKey)); err != nil {
+		return nil, err
+	}
+	m := newOperation("save_memory", d.OperationKey, struct {
+		Name            string
+		ExpectedVersion int64
+		Content         string
+	}{in.ID, d.ExpectedVersion, d.Content})
+
+	return retryContended(ctx, func() (*MemoryMutationOutput, error) {
+		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+			return append(m.keys(agent), memoryKey(agent, in.ID), memoryCounterKey(agent))
+		})
+		if err != nil {
+			return nil, err
+		}
+		out, items, done, err := replayOperation[MemoryMutationOutput](m, items)
+		if done {
+			return out, err
+		}
+		if err := mutable(c); err != nil {
+			return nil, err
+		}
+		note, counter := items[0], items[1]
+		current := uint64(0)
+		rec := &memoryRecord{Name: in.ID, Content: d.Content, CreatedAt: c.Now, UpdatedAt: c.Now}
+		if note != nil {
+			current = note.Version
+			old, err := decode[memoryRecord](note)
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			rec.CreatedAt = old.CreatedAt
+		}
+		if uint64(d.ExpectedVersion) != current {
+			return nil, apperr.Conflict(current)
+		}
+
+		k := memoryKey(c.AgentID, in.ID)
+		cond := store.AtVersion(current)
+		if current == 0 {
+			cond = store.Absent
+		}
+		// The note goes before the counter: when a concurrent creator of
+		// the same name has won, the note's condition is the first to fail
+		// and the answer is REVISION_CONFLICT, not a retry.
+		ops := []guardedOp{{
+			op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}, cond),
+			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
+		}}
+		if current == 0 {
+			n := count(counter)
+			if n >= MaxMemoryNotes {
+				return nil, apperr.Limit("memory", "200 notes per agent; delete one first")
+			}
+			ops = append(ops, counterOp(c.AgentID, counter, n+1))
+		}
+		out = &MemoryMutationOutput{Note: memoryDTO(rec, current+1)}
+		out.Operation = operation(c, m, in.ID, current+1)
+		return commitOperation(ctx, h, c, m, ops, out)
+	})
+}
+
+// counterOp moves the note counter to n by CAS on its revision.
+func counterOp(agent string, counter *store.Item, n int64) guardedOp {
+	k := memoryCounterKey(agent)
+	cond, rev := store.Absent, uint64(1)
+	if counter != nil {
+		cond, rev = store.AtVersion(counter.Version), counter.Version+1
+	}
+	return guardedOp{
+		op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: rev, Count: max(n, 0)}, cond),
+		onFail: func(context.Context) error { return errContended },
+	}
+}
+
+// GetMemoryInput is get_memory's {id, data}.
+type GetMemoryInput struct {
+	NoteRef
+	Data NoData `json:"data"`
+}
+
+// MemoryOutput is get_memory's result.
+type MemoryOutput struct {
+	Note MemoryNoteDTO `json:"note"`
+}
+
+// GetMemory returns one of the caller's notes.
+func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) (*MemoryOutput, error) {
+	if err := checkNoteName(in.ID); err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{memoryKey(agent, in.ID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if items[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	rec, err := decode[memoryRecord](items[0])
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	h.touch(ctx, c)
+	return &MemoryOutput{Note: *memoryDTO(rec, items[0].Version)}, nil
+}
+
+// ListMemoryData is list_memory's query.
+type ListMemoryData struct {
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor of the previous page; omit to start." schema:"maxLength=2048"`
+	Limit  int    `json:"limit,omitempty" desc:"Page size, 1–100; 50 when omitted." schema:"minimum=1,maximum=100"`
+}
+
+// ListMemoryInput is list_memory's {data}.
+type ListMemoryInput struct {
+	Data ListMemoryData `json:"data"`
+}
+
+// ListMemoryOutput is one page of the caller's notes, by name.
+type ListMemoryOutput struct {
+	Items      []MemorySummary `json:"items"`
+	NextCursor string          `json:"next_cursor,omitempty" desc:"Present when more notes follow; pass it as cursor."`
+	Total      int64           `json:"total" desc:"How many notes you have."`
+	MaxNotes   int             `json:"max_notes" desc:"How many notes you may have."`
+}
+
+type memoryPos struct {
+	N string `json:"n"`
+}
+
+// ListMemory pages through the caller's notes in name order, without their
+// content (get_memory returns it). It reads the table, so a page is
+// complete up to its last name.
+func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput) (*ListMemoryOutput, error) {
+	limit, err := seed002PageSize(in.Data.Limit)
+	if err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{memoryCounterKey(agent)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory"}
+	pk, prefix := memoryPrefix(c.AgentID)
+	from := prefix
+	if in.Data.Cursor != "" {
+		var pos memoryPos
+		if err := cursor.Decode(in.Data.Cursor, scope, &pos); err != nil {
+			return nil, err
+		}
+		if checkNoteName(pos.N) != nil {
+			return nil, cursor.Invalid()
+		}
+		from = store.After(prefix + pos.N)
+	}
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: from, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: count(items[0]), MaxNotes: MaxMemoryNotes}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		out.NextCursor = cursor.Encode(scope, memoryPos{N: strings.TrimPrefix(rows[limit-1].SK, prefix)})
+	}
+	for _, it := range rows {
+		rec, err := decode[memoryRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: it.Version,
+			ContentBytes: len(rec.Content), UpdatedAt: timestamp(rec.UpdatedAt)})
+	}
+	h.touch(ctx, c)
+	return out, nil
+}
+
+// DeleteMemoryData is delete_memory's body.
+type DeleteMemoryData struct {
+	ExpectedVersion int64 `json:"expected_version" desc:"Copy the current version returned by a read. Stale versions fail without deleting." schema:"minimum=1" example:"1"`
+	OpKey
+}
+
+// DeleteMemoryInput is delete_memory's {id, data}.
+type DeleteMemoryInput struct {
+	NoteRef
+	Data DeleteMemoryData `json:"data"`
+}
+
+// DeletedNote names the note a delete removed.
+type DeletedNote struct {
+	Name    string `json:"name"`
+	Version uint64 `json:"version" desc:"The version that was deleted."`
+}
+
+// DeleteMemoryOutput is delete_memory's result; a replay has only the
+// receipt.
+type DeleteMemoryOutput struct {
+	Deleted *DeletedNote `json:"deleted,omitempty"`
+	Receipt
+}
+
+// DeleteMemory deletes one of the caller's notes if expected_version is
+// current. A missing note is NOT_FOUND_OR_FORBIDDEN.
+func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryInput) (*DeleteMemoryOutput, error) {
+	d := in.Data
+	if d.ExpectedVersion < 1 {
+		return nil, apperr.Invalid("expected_version", "must be at least 1")
+	}
+	if err := firstInvalid(checkNoteName(in.ID), checkOperationKey(d.OperationKey)); err != nil {
+		return nil, err
+	}
+	m := newOperation("delete_memory", d.OperationKey, struct {
+		Name            string
+		ExpectedVersion int64
+	}{in.ID, d.ExpectedVersion})
+
+	return retryContended(ctx, func() (*DeleteMemoryOutput, error) {
+		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+			return append(m.keys(agent), memoryKey(agent, in.ID), memoryCounterKey(agent))
+		})
+		if err != nil {
+			return nil, err
+		}
+		out, items, done, err := replayOperation[DeleteMemoryOutput](m, items)
+		if done {
+			return out, err
+		}
+		if err := mutable(c); err != nil {
+			return nil, err
+		}
+		note, counter := items[0], items[1]
+		if note == nil {
+			return nil, apperr.Forbidden()
+		}
+		if uint64(d.ExpectedVersion) != note.Version {
+			return nil, apperr.Conflict(note.Version)
+		}
+		k := memoryKey(c.AgentID, in.ID)
+		ops := []guardedOp{{
+			op: store.Delete(k, store.AtVersion(note.Version)),
+			onFail: func(ctx context.Context) error {
+				it, err := h.st.Get(ctx, k)
+				if err != nil {
+					return storageErr(err)
+				}
+				if it == nil {
+					return apperr.Forbidden()
+				}
+				return apperr.Conflict(it.Version)
+			},
+		}, counterOp(c.AgentID, counter, count(counter)-1)}
+		out = &DeleteMemoryOutput{Deleted: &DeletedNote{Name: in.ID, Version: note.Version}}
+		out.Operation = operation(c, m, in.ID, note.Version)
+		return commitOperation(ctx, h, c, m, ops, out)
+	})
+}

@@ -1,0 +1,544 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+func saveNote(f *fixture, cr hub.Credentials, name string, version int64, content, opKey string) (*hub.MemoryMutationOutput, error) {
+	return f.h.SaveMemory(f.ctx, cr, hub.SaveMemoryInput{NoteRef: hub.NoteRef{ID: name}, Data: hub.SaveMemoryData{
+		ExpectedVersion: version, Content: content, OpKey: hub.OpKey{OperationKey: opKey}}})
+}
+
+func getNote(f *fixture, cr hub.Credentials, name string) (*hub.MemoryOutput, error) {
+	return f.h.GetMemory(f.ctx, cr, hub.GetMemoryInput{NoteRef: hub.NoteRef{ID: name}})
+}
+
+func deleteNote(f *fixture, cr hub.Credentials, name string, version int64, opKey string) (*hub.DeleteMemoryOutput, error) {
+	return f.h.DeleteMemory(f.ctx, cr, hub.DeleteMemoryInput{NoteRef: hub.NoteRef{ID: name}, Data: hub.DeleteMemoryData{
+		ExpectedVersion: version, OpKey: hub.OpKey{OperationKey: opKey}}})
+}
+
+func listNotes(f *fixture, cr hub.Credentials, limit int) ([]string, *hub.ListMemoryOutput) {
+	f.t.Helper()
+	var names []string
+	var last *hub.ListMemoryOutput
+	cur := ""
+	for {
+		out, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: cur, Limit: limit}})
+		if err != nil {
+			f.t.Fatalf("ListMemory(cursor %q, limit %d): %v", cur, limit, err)
+		}
+		for _, it := range out.Items {
+			names = append(names, it.Name)
+		}
+		last = out
+		if out.NextCursor == "" {
+			return names, last
+		}
+		cur = out.NextCursor
+	}
+}
+
+func TestMemoryLifecycle(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		_, err := getNote(f, cr, "working-context")
+		wantCode(t, "GetMemory(never saved)", err, apperr.NotFoundOrForbidden)
+
+		out, err := saveNote(f, cr, "working-context", 0, "first", "")
+		if err != nil || out.Note.Version != 1 || out.Note.Content != "first" || out.Operation.Tool != "save_memory" ||
+			out.Operation.ResourceID != "working-context" || out.Operation.Version != 1 {
+			t.Fatalf("SaveMemory(0) = %+v, %v; want version 1", out, err)
+		}
+		out, err = saveNote(f, cr, "working-context", 1, "second", "")
+		if err != nil || out.Note.Version != 2 {
+			t.Fatalf("SaveMemory(1) = %+v, %v; want version 2", out, err)
+		}
+		got, err := getNote(f, cr, "working-context")
+		if err != nil || got.Note.Content != "second" || got.Note.Version != 2 || got.Note.CreatedAt == "" {
+			t.Fatalf("GetMemory = %+v, %v; want 'second' at version 2", got, err)
+		}
+		if _, err := saveNote(f, cr, "todo", 0, "a list", ""); err != nil {
+			t.Fatalf("SaveMemory(todo): %v", err)
+		}
+		names, last := listNotes(f, cr, 10)
+		if !slices.Equal(names, []string{"todo", "working-context"}) || last.Total != 2 || last.MaxNotes != hub.MaxMemoryNotes {
+			t.Fatalf("ListMemory = %v (total %d of %d), want [todo working-context] total 2", names, last.Total, last.MaxNotes)
+		}
+		if it := last.Items[1]; it.Version != 2 || it.ContentBytes != len("second") {
+			t.Errorf("ListMemory item = %+v, want version 2 of %d bytes", it, len("second"))
+		}
+
+		_, err = deleteNote(f, cr, "working-context", 1, "")
+		if e := wantCode(t, "DeleteMemory(stale)", err, apperr.RevisionConflict); e.CurrentRevision == nil || *e.CurrentRevision != 2 {
+			t.Errorf("REVISION_CONFLICT current = %v, want 2", e.CurrentRevision)
+		}
+		del, err := deleteNote(f, cr, "working-context", 2, "")
+		if err != nil || del.Deleted.Name != "working-context" || del.Deleted.Version != 2 {
+			t.Fatalf("DeleteMemory(2) = %+v, %v; want version 2 deleted", del, err)
+		}
+		_, err = getNote(f, cr, "working-context")
+		wantCode(t, "GetMemory(deleted)", err, apperr.NotFoundOrForbidden)
+		_, err = deleteNote(f, cr, "working-context", 2, "")
+		wantCode(t, "DeleteMemory(deleted)", err, apperr.NotFoundOrForbidden)
+		// A deleted name can be created again from version 0.
+		if out, err := saveNote(f, cr, "working-context", 0, "reborn", ""); err != nil || out.Note.Version != 1 {
+			t.Fatalf("SaveMemory(0) after delete = %+v, %v; want version 1", out, err)
+		}
+		if _, last := listNotes(f, cr, 10); last.Total != 2 {
+			t.Errorf("ListMemory total = %d, want 2", last.Total)
+		}
+	})
+}
+
+func TestSaveMemoryCAS(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
+			t.Fatalf("SaveMemory: %v", err)
+		}
+		cases := []struct {
+			name    string
+			version int64
+		}{{"CreateExisting", 0}, {"Future", 2}, {"FarFuture", 9}}
+		for _, tc := range cases {
+			_, err := saveNote(f, cr, "plan", tc.version, "overwrite", "")
+			e := wantCode(t, fmt.Sprintf("SaveMemory(%s, %d)", tc.name, tc.version), err, apperr.RevisionConflict)
+			if e.CurrentRevision == nil || *e.CurrentRevision != 1 {
+				t.Errorf("%s: current = %v, want 1", tc.name, e.CurrentRevision)
+			}
+		}
+		_, err := saveNote(f, cr, "missing", 1, "x", "")
+		if e := wantCode(t, "SaveMemory(missing, 1)", err, apperr.RevisionConflict); e.CurrentRevision == nil || *e.CurrentRevision != 0 {
+			t.Errorf("current = %v, want 0 for a missing name", e.CurrentRevision)
+		}
+		got, _ := getNote(f, cr, "plan")
+		if got.Note.Content != "v1" || got.Note.Version != 1 {
+			t.Fatalf("after stale saves: %+v, want v1 at version 1", got.Note)
+		}
+	})
+}
+
+// race runs n calls at once, all reading before any writes (b), and
+// classifies the outcomes: exactly one
+// winner is wanted; losers answer REVISION_CONFLICT with current, or
+// TEMPORARILY_UNAVAILABLE (DynamoDB may cancel a conflicting transaction).
+func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int) error) (winner int) {
+	t.Helper()
+	b.arm(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = call(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner = -1
+	for i, err := range errs {
+		switch e, _ := apperr.As(err); {
+		case err == nil:
+			if winner >= 0 {
+				t.Errorf("racers %d and %d both won", winner, i)
+			}
+			winner = i
+		case e != nil && e.Code == apperr.RevisionConflict:
+			if e.CurrentRevision == nil || *e.CurrentRevision != current {
+				t.Errorf("racer %d: current %v, want %d", i, e.CurrentRevision, current)
+			}
+		case e != nil && e.Code == apperr.TemporarilyUnavailable:
+		default:
+			t.Errorf("racer %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("race: no winner")
+	}
+	return winner
+}
+
+func TestSaveMemoryCASRace(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
+		cr := f.prime(f.a)
+		cr2 := f.prime(f.a) // a second session of the same agent
+		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
+			t.Fatalf("SaveMemory: %v", err)
+		}
+		w := race(t, b, 8, 2, func(i int) error {
+			c := cr
+			if i%2 == 1 {
+				c = cr2
+			}
+			_, err := saveNote(f, c, "plan", 1, fmt.Sprintf("racer %d", i), "")
+			return err
+		})
+		got, _ := getNote(f, cr, "plan")
+		if want := fmt.Sprintf("racer %d", w); got.Note.Content != want || got.Note.Version != 2 {
+			t.Fatalf("after race: %+v, want the winner's %q at version 2", got.Note, want)
+		}
+	})
+}
+
+// TestCreateOnlyUnderConcurrentCreators: version 0 creates a missing name
+// only, also when the creators arrive together.
+func TestCreateOnlyUnderConcurrentCreators(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
+		cr := f.prime(f.a)
+		w := race(t, b, 8, 1, func(i int) error {
+			_, err := saveNote(f, cr, "fresh", 0, fmt.Sprintf("creator %d", i), "")
+			return err
+		})
+		got, _ := getNote(f, cr, "fresh")
+		if want := fmt.Sprintf("creator %d", w); got.Note.Content != want || got.Note.Version != 1 {
+			t.Fatalf("after concurrent creates: %+v, want the winner's %q at version 1", got.Note, want)
+		}
+		if _, last := listNotes(f, cr, 10); last.Total != 1 {
+			t.Errorf("note count = %d after one create won, want 1", last.Total)
+		}
+		// Creators of different names all succeed, and the count is exact.
+		const n = 6
+		b.arm(n) // every creator reads the same count
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = saveNote(f, cr, fmt.Sprintf("note-%d", i), 0, "x", "")
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("SaveMemory(note-%d): %v", i, err)
+			}
+		}
+		names, last := listNotes(f, cr, 100)
+		if len(names) != n+1 || last.Total != int64(n+1) {
+			t.Fatalf("after %d concurrent creates: %d notes listed, count %d; want %d", n, len(names), last.Total, n+1)
+		}
+	})
+}
+
+func TestMemoryOperationKey(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
+		cr := f.prime(f.a)
+		first, err := saveNote(f, cr, "plan", 0, "v1", "save-plan-1")
+		if err != nil {
+			t.Fatalf("SaveMemory: %v", err)
+		}
+		again, err := saveNote(f, cr, "plan", 0, "v1", "save-plan-1")
+		if err != nil {
+			t.Fatalf("SaveMemory(replay): %v", err)
+		}
+		raw, _ := json.Marshal(again)
+		want, _ := json.Marshal(map[string]any{"operation": first.Operation, "replayed": true})
+		if string(raw) != string(want) {
+			t.Fatalf("replay = %s, want the compact receipt %s", raw, want)
+		}
+		_, err = saveNote(f, cr, "plan", 0, "v1 changed", "save-plan-1")
+		wantCode(t, "SaveMemory(same key, other content)", err, apperr.IdempotencyConflict)
+		_, err = saveNote(f, cr, "other", 0, "v1", "save-plan-1")
+		wantCode(t, "SaveMemory(same key, other name)", err, apperr.IdempotencyConflict)
+
+		// Concurrent replays of a delete, all reading before any writes:
+		// one deletes, the rest replay.
+		const n = 8
+		b.arm(n)
+		outs := make([]*hub.DeleteMemoryOutput, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				outs[i], errs[i] = deleteNote(f, cr, "plan", 1, "delete-plan")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		fresh := 0
+		for i := range n {
+			if errs[i] != nil {
+				if e, _ := apperr.As(errs[i]); e != nil && e.Code == apperr.TemporarilyUnavailable {
+					continue
+				}
+				t.Fatalf("duplicate %d: %v", i, errs[i])
+			}
+			if outs[i].Operation.Version != 1 || outs[i].Operation.ResourceID != "plan" {
+				t.Errorf("duplicate %d: receipt %+v, want plan version 1", i, outs[i].Operation)
+			}
+			if !outs[i].Replayed {
+				fresh++
+			}
+		}
+		if fresh != 1 {
+			t.Fatalf("concurrent delete duplicates: %d took effect, want exactly 1", fresh)
+		}
+		// Even after the name is created again, the key answers its receipt.
+		if _, err := saveNote(f, cr, "plan", 0, "new plan", ""); err != nil {
+			t.Fatalf("SaveMemory(recreate): %v", err)
+		}
+		late, err := deleteNote(f, cr, "plan", 1, "delete-plan")
+		if err != nil || !late.Replayed || late.Deleted != nil {
+			t.Fatalf("late delete replay = %+v, %v; want the receipt only", late, err)
+		}
+		if got, err := getNote(f, cr, "plan"); err != nil || got.Note.Content != "new plan" {
+			t.Fatalf("GetMemory = %+v, %v; want the recreated note untouched by the replay", got, err)
+		}
+		if _, last := listNotes(f, cr, 10); last.Total != 1 {
+			t.Errorf("note count = %d, want 1", last.Total)
+		}
+	})
+}
+
+// TestMemoryIsPrivate: another agent, of this box or another, cannot read,
+// list or touch a note; it gets the bytes an unknown name gets.
+func TestMemoryIsPrivate(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA := f.prime(f.a)
+		if _, err := saveNote(f, crA, "secret", 0, "alice's secret", ""); err != nil {
+			t.Fatalf("SaveMemory: %v", err)
+		}
+		_, err := getNote(f, crA, "never-saved")
+		unknown := envelopeJSON(t, err)
+		for name, cr := range map[string]hub.Credentials{"SameBox": f.prime(f.b), "OtherBox": f.prime(f.other)} {
+			t.Run(name, func(t *testing.T) {
+				_, err := getNote(f, cr, "secret")
+				wantCode(t, "GetMemory(alice's note)", err, apperr.NotFoundOrForbidden)
+				if got := envelopeJSON(t, err); got != unknown {
+					t.Errorf("GetMemory(alice's note) envelope = %s, want the unknown name's %s", got, unknown)
+				}
+				_, err = deleteNote(f, cr, "secret", 1, "")
+				if got := envelopeJSON(t, err); got != unknown {
+					t.Errorf("DeleteMemory(alice's note) envelope = %s, want the unknown name's %s", got, unknown)
+				}
+				_, err = saveNote(f, cr, "secret", 1, "overwrite", "")
+				wantCode(t, "SaveMemory(alice's note, version 1)", err, apperr.RevisionConflict)
+				if names, _ := listNotes(f, cr, 10); len(names) != 0 {
+					t.Errorf("ListMemory = %v, want nothing of alice's", names)
+				}
+			})
+		}
+		got, err := getNote(f, crA, "secret")
+		if err != nil || got.Note.Content != "alice's secret" || got.Note.Version != 1 {
+			t.Fatalf("alice's note = %+v, %v; want it untouched", got, err)
+		}
+	})
+}
+
+func TestMemoryLimits(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		cases := []struct {
+			name, note, content string
+			want                apperr.Code
+		}{
+			{"Content1Byte", "a", "x", ""},
+			{"Content16KiB", "b", strings.Repeat("é", 8192), ""},
+			{"Content16KiBPlus1", "c", strings.Repeat("é", 8192) + "x", apperr.LimitExceeded},
+			{"ContentEmpty", "d", "", apperr.InvalidArgument},
+			{"ContentInvalidUTF8", "e", "\xff", apperr.InvalidArgument},
+			{"Name80", strings.Repeat("n", 80), "x", ""},
+			{"Name81", strings.Repeat("n", 81), "x", apperr.LimitExceeded},
+			{"NameUpper", "Working", "x", apperr.InvalidArgument},
+			{"NameDoubleHyphen", "a--b", "x", apperr.InvalidArgument},
+			{"NameSlash", "a/b", "x", apperr.InvalidArgument},
+			{"NameEmpty", "", "x", apperr.InvalidArgument},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := saveNote(f, cr, tc.note, 0, tc.content, "")
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("SaveMemory: %v", err)
+					}
+					return
+				}
+				e := wantCode(t, "SaveMemory", err, tc.want)
+				if strings.Contains(e.Message, "éé") || strings.Contains(e.Message, "nnnn") {
+					t.Errorf("error echoes the rejected value: %q", e.Message)
+				}
+			})
+		}
+		t.Run("Count", func(t *testing.T) {
+			_, last := listNotes(f, cr, 100)
+			for i := last.Total; i < hub.MaxMemoryNotes; i++ {
+				if _, err := saveNote(f, cr, fmt.Sprintf("fill-%03d", i), 0, "x", ""); err != nil {
+					t.Fatalf("SaveMemory(note %d): %v", i+1, err)
+				}
+			}
+			names, last := listNotes(f, cr, 100)
+			if len(names) != hub.MaxMemoryNotes || last.Total != hub.MaxMemoryNotes {
+				t.Fatalf("%d notes (count %d), want %d", len(names), last.Total, hub.MaxMemoryNotes)
+			}
+			_, err := saveNote(f, cr, "one-too-many", 0, "x", "")
+			wantCode(t, "SaveMemory(note 201)", err, apperr.LimitExceeded)
+			// Replacing an existing note is not a new one.
+			if _, err := saveNote(f, cr, "a", 1, "replaced", ""); err != nil {
+				t.Fatalf("SaveMemory(replace at the limit): %v", err)
+			}
+			if _, err := deleteNote(f, cr, "a", 2, ""); err != nil {
+				t.Fatalf("DeleteMemory: %v", err)
+			}
+			if _, err := saveNote(f, cr, "one-too-many", 0, "x", ""); err != nil {
+				t.Fatalf("SaveMemory(note 200 after a delete): %v", err)
+			}
+		})
+		t.Run("Versions", func(t *testing.T) {
+			_, err := saveNote(f, cr, "a", -1, "x", "")
+			wantCode(t, "SaveMemory(version -1)", err, apperr.InvalidArgument)
+			_, err = deleteNote(f, cr, "a", 0, "")
+			wantCode(t, "DeleteMemory(version 0)", err, apperr.InvalidArgument)
+			_, err = f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Limit: 101}})
+			wantCode(t, "ListMemory(limit 101)", err, apperr.LimitExceeded)
+		})
+	})
+}
+
+func TestListMemoryPaging(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		var want []string
+		for i := range 7 {
+			name := fmt.Sprintf("note-%d", i)
+			want = append(want, name)
+			if _, err := saveNote(f, crA, name, 0, "x", ""); err != nil {
+				t.Fatalf("SaveMemory: %v", err)
+			}
+		}
+		if _, err := saveNote(f, crB, "bobs", 0, "x", ""); err != nil {
+			t.Fatalf("SaveMemory(bob): %v", err)
+		}
+		for _, limit := range []int{1, 2, 7, 100} {
+			if got, _ := listNotes(f, crA, limit); !slices.Equal(got, want) {
+				t.Errorf("ListMemory(limit %d) = %v, want %v", limit, got, want)
+			}
+		}
+		first, err := f.h.ListMemory(f.ctx, crA, hub.ListMemoryInput{Data: hub.ListMemoryData{Limit: 2}})
+		if err != nil || first.NextCursor == "" {
+			t.Fatalf("ListMemory(limit 2) = %+v, %v; want a next_cursor", first, err)
+		}
+		_, err = f.h.ListMemory(f.ctx, crB, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: first.NextCursor}})
+		wantCode(t, "ListMemory(alice's cursor, by bob)", err, apperr.CursorInvalid)
+		_, err = f.h.ListMemory(f.ctx, crA, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: "bogus"}})
+		wantCode(t, "ListMemory(bogus cursor)", err, apperr.CursorInvalid)
+	})
+}
+
+func TestMemorySessionRules(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		if _, err := saveNote(f, cr, "plan", 0, "x", ""); err != nil {
+			t.Fatalf("SaveMemory: %v", err)
+		}
+		calls := map[string]func(hub.Credentials) error{
+			"SaveMemory": func(cr hub.Credentials) error { _, err := saveNote(f, cr, "plan", 1, "y", ""); return err },
+			"GetMemory":  func(cr hub.Credentials) error { _, err := getNote(f, cr, "plan"); return err },
+			"ListMemory": func(cr hub.Credentials) error {
+				_, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{})
+				return err
+			},
+			"DeleteMemory": func(cr hub.Credentials) error { _, err := deleteNote(f, cr, "plan", 1, ""); return err },
+		}
+		for name, call := range calls {
+			wantCode(t, name+" without a key", call(hub.Credentials{SessionID: cr.SessionID}), apperr.AuthFailed)
+			wantCode(t, name+" with another box's key", call(hub.Credentials{Bearer: f.other.BoxKey, SessionID: cr.SessionID}), apperr.AuthFailed)
+			wantCode(t, name+" without a session", call(hub.Credentials{Bearer: f.a.BoxKey}), apperr.NotPrimed)
+		}
+		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
+			t.Fatalf("SetProfile: %v", err)
+		}
+		for _, name := range []string{"SaveMemory", "DeleteMemory"} {
+			wantCode(t, name+" after a profile change", calls[name](cr), apperr.ProfileOutdated)
+		}
+		for _, name := range []string{"GetMemory", "ListMemory"} {
+			if err := calls[name](cr); err != nil {
+				t.Errorf("%s (a read) after a profile change: %v", name, err)
+			}
+		}
+	})
+}
+
+// TestMemoryStoreFaults: refusals that wrote nothing are retried inside
+// the call; persistent ones are TEMPORARILY_UNAVAILABLE; an uncertain
+// outcome retried with the same operation_key takes effect once.
+func TestMemoryStoreFaults(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var refusing *refusingWrite
+		var lossy *lossyWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { refusing = &refusingWrite{Store: s}; return refusing },
+			func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+		cr := f.prime(f.a)
+		refusing.set(1)
+		if out, err := saveNote(f, cr, "busy", 0, "x", ""); err != nil || out.Note.Version != 1 {
+			t.Fatalf("SaveMemory after one refusal = %+v, %v; want it retried to success", out, err)
+		}
+		refusing.set(1000)
+		_, err := saveNote(f, cr, "busy", 1, "y", "")
+		wantCode(t, "SaveMemory while refused", err, apperr.TemporarilyUnavailable)
+		refusing.set(0)
+
+		lossy.mu.Lock()
+		lossy.armed = true
+		lossy.mu.Unlock()
+		_, err = saveNote(f, cr, "busy", 1, "y", "lost-1")
+		wantCode(t, "SaveMemory with a lost reply", err, apperr.TemporarilyUnavailable)
+		again, err := saveNote(f, cr, "busy", 1, "y", "lost-1")
+		if err != nil || !again.Replayed || again.Operation.Version != 2 {
+			t.Fatalf("retry = %+v, %v; want the committed receipt of version 2", again, err)
+		}
+	})
+}
+
+// refusingWrite refuses the next n writes as a throttled engine does.
+type refusingWrite struct {
+	store.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
+
+func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
+	r.mu.Lock()
+	refuse := r.n > 0
+	if refuse {
+		r.n--
+	}
+	r.mu.Unlock()
+	if refuse {
+		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
+	}
+	return r.Store.Write(ctx, ops)
+}

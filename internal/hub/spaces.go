@@ -1,0 +1,733 @@
+package hub
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Spaces (seed 002).
+//
+// A space is a shared work area of a box: a title, a goal (with scope,
+// acceptance criteria and stopping conditions) and a status. Its
+// visibility is fixed at creation:
+//
+//   - public: every agent of the box may read and update it, so a new
+//     title or goal is what every viewer sees next;
+//   - private: only its members may, and they may do exactly that. The
+//     creator is the first member and the only one who manages membership
+//     (add_space_member, remove_space_member); the creator cannot be
+//     removed. update_space never changes visibility or membership.
+//
+// A space of another box, a private space the caller is not a member of
+// and an id that names nothing all answer the same NOT_FOUND_OR_FORBIDDEN.
+// Status is only a label: an archived space stays readable and
+// update_space may set it active again.
+//
+// update_space is a CAS on the space's version: a stale expected_version
+// fails with REVISION_CONFLICT and the current version, and writes nothing.
+// A private space's update also re-checks, in its write, that the caller is
+// still a member, so a removal racing an update cannot be outrun.
+//
+// list_spaces merges two keysets in one order (creation time, then id):
+// the box's public spaces from GSI1, and the caller's private memberships
+// from its own partition. On DynamoDB the index is eventually consistent,
+// so a public space created a moment ago may appear in a listing a moment
+// later; listings are browsers, and get_space reads the table.
+
+// Space limits, enforced by the service.
+const (
+	// MaxSpaceMembers bounds a private space's members, creator included.
+	MaxSpaceMembers = 100
+	// DefaultPageItems and MaxPageItems bound list_spaces and list_memory.
+	DefaultPageItems = 50
+	MaxPageItems     = 100
+)
+
+const (
+	spaceActive    = "active"
+	spacePaused    = "paused"
+	spaceArchived  = "archived"
+	visibilityPub  = "public"
+	visibilityPriv = "private"
+)
+
+// spaceRecord is the stored space.
+type spaceRecord struct {
+	ID         string    `json:"id"`
+	BoxID      string    `json:"box_id"`
+	CreatorID  string    `json:"creator_id"`
+	RequestID  string    `json:"request_id"`
+	Title      string    `json:"title"`
+	Goal       string    `json:"goal"`
+	Status     string    `json:"status"`
+	Visibility string    `json:"visibility"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	UpdatedBy  string    `json:"updated_by"`
+}
+
+// spaceMemberRecord is a private space's member, on both sides.
+type spaceMemberRecord struct {
+	SpaceID string    `json:"space_id"`
+	AgentID string    `json:"agent_id"`
+	AddedBy string    `json:"added_by"`
+	AddedAt time.Time `json:"added_at"`
+}
+
+// spaceSortKey orders spaces by creation, then id: fixed-width UTC time so
+// that byte order is time order, and the id so that keys are unique.
+func spaceSortKey(created time.Time, id string) string {
+	return created.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + id
+}
+
+func (r *spaceRecord) sortKey() string { return spaceSortKey(r.CreatedAt, r.ID) }
+
+func (r *spaceRecord) item(version uint64) *store.Item {
+	k := spaceKey(r.ID)
+	it := &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
+	if r.Visibility == visibilityPub {
+		it.GSI1PK, it.GSI1SK = boxSpacesIndex(r.BoxID), r.sortKey()
+	}
+	return it
+}
+
+// SpaceRef is the id of a space: the REST path parameter and MCP's id.
+type SpaceRef struct {
+	ID string `json:"id" desc:"Resource ID from a prior response. For memory use your stable note name, e.g. working-context." schema:"minLength=1,maxLength=80" example:"REPLACE_WITH_RESOURCE_ID"`
+}
+
+// SpaceDTO is a space as get_space and the space mutations return it.
+type SpaceDTO struct {
+	ID          string   `json:"id"`
+	Version     uint64   `json:"version" desc:"Current version: send it as expected_version to update."`
+	Title       string   `json:"title"`
+	Goal        string   `json:"goal"`
+	Status      string   `json:"status" schema:"enum=active|paused|archived"`
+	Visibility  string   `json:"visibility" schema:"enum=public|private"`
+	CreatorID   string   `json:"creator_agent_id"`
+	RequestID   string   `json:"request_id" desc:"The diagnostic request_id create_space was called with."`
+	CreatedAt   string   `json:"created_at"`
+	UpdatedAt   string   `json:"updated_at"`
+	UpdatedBy   string   `json:"updated_by_agent_id"`
+	Members     []string `json:"members,omitempty" desc:"Private spaces: the member agent ids, creator included (get_space only)."`
+	MemberCount int64    `json:"member_count,omitempty" desc:"Private spaces: the number of members."`
+}
+
+// SpaceSummary is one list_spaces item: a space without its goal, which
+// get_space returns.
+type SpaceSummary struct {
+	ID         string `json:"id"`
+	Version    uint64 `json:"version"`
+	Title      string `json:"title"`
+	Status     string `json:"status" schema:"enum=active|paused|archived"`
+	Visibility string `json:"visibility" schema:"enum=public|private"`
+	CreatorID  string `json:"creator_agent_id"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
+}
+
+func spaceDTO(r *spaceRecord, version uint64) *SpaceDTO {
+	return &SpaceDTO{ID: r.ID, Version: version, Title: r.Title, Goal: r.Goal, Status: r.Status,
+		Visibility: r.Visibility, CreatorID: r.CreatorID, RequestID: r.RequestID,
+		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt), UpdatedBy: r.UpdatedBy}
+}
+
+func spaceSummary(r *spaceRecord, version uint64) SpaceSummary {
+	return SpaceSummary{ID: r.ID, Version: version, Title: r.Title, Status: r.Status, Visibility: r.Visibility,
+		CreatorID: r.CreatorID, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+}
+
+// SpaceMutationOutput is the result of create_space and update_space: the
+// space and the operation receipt; a replay has only the receipt.
+type SpaceMutationOutput struct {
+	Space *SpaceDTO `json:"space,omitempty"`
+	Receipt
+}
+
+// checkTitle enforces 1..200 characters, at most 800 bytes, valid UTF-8,
+// not blank, no control characters.
+func checkTitle(s string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid("title", "must be valid UTF-8")
+	}
+	if strings.TrimSpace(s) == "" {
+		return apperr.Invalid("title", "must not be empty")
+	}
+	if utf8.RuneCountInString(s) > MaxTitleChars {
+		return apperr.Limit("title", "200 characters")
+	}
+	if len(s) > MaxTitleBytes {
+		return apperr.Limit("title", "800 bytes of UTF-8")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return apperr.Invalid("title", "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// checkGoal enforces 1 byte..20 KiB of UTF-8.
+func checkGoal(s string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid("goal", "must be valid UTF-8")
+	}
+	if strings.TrimSpace(s) == "" {
+		return apperr.Invalid("goal", "must not be empty")
+	}
+	if len(s) > MaxGoalBytes {
+		return apperr.Limit("goal", "20 KiB of UTF-8")
+	}
+	return nil
+}
+
+func checkSpaceStatus(s string) error {
+	switch s {
+	case spaceActive, spacePaused, spaceArchived:
+		return nil
+	}
+	return apperr.Invalid("status", "must be active, paused or archived")
+}
+
+// checkSpaceID requires a UUID: space ids are minted by create_space.
+func checkSpaceID(id string) error { return checkUUID("id", id) }
+
+// canSeeSpace reports whether c may see the space: same box, and public or a
+// member. Every read and write of a space goes through it.
+func canSeeSpace(c *Caller, r *spaceRecord, member *store.Item) bool {
+	return r.BoxID == c.BoxID && (r.Visibility == visibilityPub || member != nil)
+}
+
+// loadSpace decodes the space read in a call's batch and applies canSeeSpace:
+// anything the caller may not see is the one NOT_FOUND_OR_FORBIDDEN.
+func loadSpace(c *Caller, it, member *store.Item) (*spaceRecord, error) {
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	r, err := decode[spaceRecord](it)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	if !canSeeSpace(c, r, member) {
+		return nil, apperr.Forbidden()
+	}
+	return r, nil
+}
+
+// CreateSpaceData is create_space's body.
+type CreateSpaceData struct {
+	RequestID  string `json:"request_id" desc:"Required diagnostic id of this request, recorded with the space. Not an idempotency key and not compared on an operation_key replay; use operation_key to retry safely." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"req-2026-11-29-0001"`
+	Title      string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
+	Goal       string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
+	Status     string `json:"status,omitempty" desc:"Initial status; active when omitted." schema:"enum=active|paused|archived"`
+	Visibility string `json:"visibility" desc:"public: every agent of the box may read and update it. private: only members may; you are the first member and manage the others. Fixed at creation." schema:"enum=public|private" example:"private"`
+	OpKey
+}
+
+// CreateSpaceInput is create_space's {data}.
+type CreateSpaceInput struct {
+	Data CreateSpaceData `json:"data"`
+}
+
+// CreateSpace creates a space in the caller's box. A private space gets
+// the caller as its first member. Without operation_key every call creates
+// a new space; with one, a retry after a timeout answers the receipt,
+// whose resource_id is the space created.
+func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInput) (*SpaceMutationOutput, error) {
+	d := in.Data
+	if d.Status == "" {
+		d.Status = spaceActive
+	}
+	if err := firstInvalid(
+		checkRequestID(d.RequestID), checkTitle(d.Title), checkGoal(d.Goal), checkSpaceStatus(d.Status),
+		checkVisibility(d.Visibility), checkOperationKey(d.OperationKey)); err != nil {
+		return nil, err
+	}
+	// request_id is diagnostic: a retry may carry a new one.
+	m := newOperation("create_space", d.OperationKey, struct{ Title, Goal, Status, Visibility string }{
+		d.Title, d.Goal, d.Status, d.Visibility})
+
+	c, items, err := h.begin(ctx, cr, sessionPrimed, m.keys)
+	if err != nil {
+		return nil, err
+	}
+	if out, _, done, err := replayOperation[SpaceMutationOutput](m, items); done {
+		return out, err
+	}
+	if err := mutable(c); err != nil {
+		return nil, err
+	}
+
+	rec := &spaceRecord{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID, RequestID: d.RequestID,
+		Title: d.Title, Goal: d.Goal, Status: d.Status, Visibility: d.Visibility,
+		CreatedAt: c.Now, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
+	ops := []guardedOp{{op: store.Put(rec.item(1), store.Absent)}}
+	out := &SpaceMutationOutput{Space: spaceDTO(rec, 1)}
+	if rec.Visibility == visibilityPriv {
+		ops = append(ops, memberOps(rec, c.AgentID, c.AgentID, c.Now)...)
+		ops = append(ops, guardedOp{op: store.Put(&store.Item{PK: spaceMembersKey(rec.ID).PK, SK: spaceMembersKey(rec.ID).SK,
+			Version: 1, Count: 1}, store.Absent)})
+		out.Space.Members, out.Space.MemberCount = []string{c.AgentID}, 1
+	}
+	out.Operation = operation(c, m, rec.ID, 1)
+	return commitOperation(ctx, h, c, m, ops, out)
+}
+
+// memberOps writes both sides of a new membership.
+func memberOps(r *spaceRecord, agent, by string, now time.Time) []guardedOp {
+	m := spaceMemberRecord{SpaceID: r.ID, AgentID: agent, AddedBy: by, AddedAt: now}
+	sk, ak := spaceMemberKey(r.ID, agent), agentSpaceKey(agent, r.sortKey())
+	return []guardedOp{
+		{op: store.Put(&store.Item{PK: sk.PK, SK: sk.SK, Version: 1, Data: encode(m)}, store.Absent)},
+		{op: store.Put(&store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: encode(m)}, store.Unconditional)},
+	}
+}
+
+func checkVisibility(v string) error {
+	if v != visibilityPub && v != visibilityPriv {
+		return apperr.Invalid("visibility", "must be public or private")
+	}
+	return nil
+}
+
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+
+func checkRequestID(s string) error {
+	if s == "" {
+		return apperr.Invalid("request_id", "is required")
+	}
+	if utf8.RuneCountInString(s) > MaxIDChars {
+		return apperr.Limit("request_id", "80 characters")
+	}
+	if !requestIDRE.MatchString(s) {
+		return apperr.Invalid("request_id", "must be letters, digits and . _ : -, starting with a letter or digit")
+	}
+	return nil
+}
+
+func firstInvalid(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetSpaceInput is get_space's {id, data}.
+type GetSpaceInput struct {
+	SpaceRef
+	Data NoData `json:"data"`
+}
+
+// GetSpaceOutput is get_space's result.
+type GetSpaceOutput struct {
+	Space SpaceDTO `json:"space"`
+}
+
+// GetSpace returns a space the caller may see, with its member list when
+// it is private. It reads the table, so it is current.
+func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*GetSpaceOutput, error) {
+	if err := checkSpaceID(in.ID); err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{spaceKey(in.ID), spaceMemberKey(in.ID, agent), spaceMembersKey(in.ID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := loadSpace(c, items[0], items[1])
+	if err != nil {
+		return nil, err
+	}
+	dto := spaceDTO(rec, items[0].Version)
+	if rec.Visibility == visibilityPriv {
+		pk, prefix := spaceMemberPrefix(rec.ID)
+		rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxSpaceMembers})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		dto.Members = make([]string, 0, len(rows))
+		for _, it := range rows {
+			dto.Members = append(dto.Members, strings.TrimPrefix(it.SK, prefix))
+		}
+		dto.MemberCount = count(items[2])
+	}
+	h.touch(ctx, c)
+	return &GetSpaceOutput{Space: *dto}, nil
+}
+
+// UpdateSpaceData is update_space's body: exactly seed 002's body_schema.
+type UpdateSpaceData struct {
+	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=1" example:"1"`
+	Title           string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
+	Goal            string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
+	Status          string `json:"status" schema:"enum=active|paused|archived"`
+	OpKey
+}
+
+// UpdateSpaceInput is update_space's {id, data}.
+type UpdateSpaceInput struct {
+	SpaceRef
+	Data UpdateSpaceData `json:"data"`
+}
+
+// UpdateSpace replaces a space's title, goal and status if expected_version
+// is current. Any agent that may see the space may update it; visibility
+// and membership do not change.
+func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInput) (*SpaceMutationOutput, error) {
+	d := in.Data
+	if d.ExpectedVersion < 1 {
+		return nil, apperr.Invalid("expected_version", "must be at least 1")
+	}
+	if err := firstInvalid(checkSpaceID(in.ID), checkTitle(d.Title), checkGoal(d.Goal), checkSpaceStatus(d.Status),
+		checkOperationKey(d.OperationKey)); err != nil {
+		return nil, err
+	}
+	m := newOperation("update_space", d.OperationKey, struct {
+		ID              string
+		ExpectedVersion int64
+		Title, Goal     string
+		Status          string
+	}{in.ID, d.ExpectedVersion, d.Title, d.Goal, d.Status})
+
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return append(m.keys(agent), spaceKey(in.ID), spaceMemberKey(in.ID, agent))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, items, done, err := replayOperation[SpaceMutationOutput](m, items)
+	if done {
+		return out, err
+	}
+	rec, err := loadSpace(c, items[0], items[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := mutable(c); err != nil {
+		return nil, err
+	}
+	current := items[0].Version
+	if uint64(d.ExpectedVersion) != current {
+		return nil, apperr.Conflict(current)
+	}
+
+	next := *rec
+	next.Title, next.Goal, next.Status, next.UpdatedAt, next.UpdatedBy = d.Title, d.Goal, d.Status, c.Now, c.AgentID
+	k := spaceKey(rec.ID)
+	ops := []guardedOp{{
+		op:     store.Put(next.item(current+1), store.AtVersion(current)),
+		onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
+	}}
+	if rec.Visibility == visibilityPriv {
+		ops = append(ops, guardedOp{
+			op:     store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
+			onFail: func(context.Context) error { return apperr.Forbidden() },
+		})
+	}
+	out = &SpaceMutationOutput{Space: spaceDTO(&next, current+1)}
+	out.Operation = operation(c, m, rec.ID, current+1)
+	return commitOperation(ctx, h, c, m, ops, out)
+}
+
+// ListSpacesData is list_spaces' query.
+type ListSpacesData struct {
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor of the previous page; omit to start." schema:"maxLength=2048"`
+	Limit  int    `json:"limit,omitempty" desc:"Page size, 1–100; 50 when omitted." schema:"minimum=1,maximum=100"`
+}
+
+// ListSpacesInput is list_spaces' {data}.
+type ListSpacesInput struct {
+	Data ListSpacesData `json:"data"`
+}
+
+// ListSpacesOutput is one page of list_spaces.
+type ListSpacesOutput struct {
+	Items      []SpaceSummary `json:"items"`
+	NextCursor string         `json:"next_cursor,omitempty" desc:"Present when more spaces follow; pass it as cursor."`
+}
+
+type spacesPos struct {
+	K string `json:"k"`
+}
+
+// ListSpaces browses the spaces the caller may see, oldest first: the
+// box's public spaces and the private spaces it is a member of. It is a
+// browser, not a lossless stream (see the note at the top of this file).
+func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput) (*ListSpacesOutput, error) {
+	limit, err := seed002PageSize(in.Data.Limit)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := h.begin(ctx, cr, sessionPrimed, nil)
+	if err != nil {
+		return nil, err
+	}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID}
+	var after string
+	if in.Data.Cursor != "" {
+		var pos spacesPos
+		if err := cursor.Decode(in.Data.Cursor, scope, &pos); err != nil {
+			return nil, err
+		}
+		if pos.K == "" || len(pos.K) > 200 || strings.ContainsRune(pos.K, 0) {
+			return nil, cursor.Invalid()
+		}
+		after = pos.K
+	}
+
+	from := func(prefix string) string {
+		if after == "" {
+			return prefix
+		}
+		return store.After(prefix + after)
+	}
+	public, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(c.BoxID), From: from(""), Limit: limit + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	pk, prefix := agentSpacePrefix(c.AgentID)
+	mine, err := h.st.Query(ctx, store.Query{PK: pk, From: from(prefix), To: store.PrefixEnd(prefix), Limit: limit + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+
+	// Merge the two sorted keysets, keep the first limit+1.
+	type entry struct {
+		key     string
+		item    *store.Item // the space, for public entries
+		spaceID string      // private entries, read below
+	}
+	var merged []entry
+	i, j := 0, 0
+	for len(merged) < limit+1 && (i < len(public) || j < len(mine)) {
+		var pubKey, mineKey string
+		if i < len(public) {
+			pubKey = public[i].GSI1SK
+		}
+		if j < len(mine) {
+			mineKey = strings.TrimPrefix(mine[j].SK, prefix)
+		}
+		if j >= len(mine) || (i < len(public) && pubKey < mineKey) {
+			merged = append(merged, entry{key: pubKey, item: public[i]})
+			i++
+			continue
+		}
+		_, id, _ := strings.Cut(mineKey, "#")
+		merged = append(merged, entry{key: mineKey, spaceID: id})
+		j++
+	}
+	out := &ListSpacesOutput{Items: []SpaceSummary{}}
+	if len(merged) > limit {
+		merged = merged[:limit]
+		out.NextCursor = cursor.Encode(scope, spacesPos{K: merged[limit-1].key})
+	}
+
+	var keys []store.Key
+	for _, e := range merged {
+		if e.item == nil {
+			keys = append(keys, spaceKey(e.spaceID))
+		}
+	}
+	var private []*store.Item
+	if len(keys) > 0 {
+		if private, err = h.st.BatchGet(ctx, keys); err != nil {
+			return nil, storageErr(err)
+		}
+	}
+	for _, e := range merged {
+		it := e.item
+		if it == nil {
+			it, private = private[0], private[1:]
+			if it == nil {
+				continue // a membership whose space is gone: nothing to show
+			}
+		}
+		rec, err := decode[spaceRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if rec.BoxID != c.BoxID {
+			continue
+		}
+		out.Items = append(out.Items, spaceSummary(rec, it.Version))
+	}
+	h.touch(ctx, c)
+	return out, nil
+}
+
+// seed002PageSize applies the list tools' page size rule.
+func seed002PageSize(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultPageItems, nil
+	case n < 0:
+		return 0, apperr.Invalid("limit", "must be at least 1")
+	case n > MaxPageItems:
+		return 0, apperr.Limit("limit", "100 items")
+	}
+	return n, nil
+}
+
+// SpaceMemberData is the body of add_space_member and remove_space_member.
+type SpaceMemberData struct {
+	AgentID string `json:"agent_id" desc:"The agent to add or remove: an agent of your box." schema:"format=uuid" example:"00000000-0000-4000-8000-000000000000"`
+	OpKey
+}
+
+// SpaceMemberInput is the {id, data} of add_space_member and
+// remove_space_member.
+type SpaceMemberInput struct {
+	SpaceRef
+	Data SpaceMemberData `json:"data"`
+}
+
+// SpaceMemberDTO describes one membership after a change.
+type SpaceMemberDTO struct {
+	SpaceID     string `json:"space_id"`
+	AgentID     string `json:"agent_id"`
+	Member      bool   `json:"member" desc:"Whether the agent is a member now."`
+	Changed     bool   `json:"changed" desc:"False when the agent already was (add) or was not (remove) a member: nothing was written."`
+	MemberCount int64  `json:"member_count"`
+}
+
+// SpaceMemberOutput is the result of add_space_member and
+// remove_space_member; a replay has only the receipt.
+type SpaceMemberOutput struct {
+	Membership *SpaceMemberDTO `json:"membership,omitempty"`
+	Receipt
+}
+
+// AddSpaceMember makes an agent of the caller's box a member of a private
+// space the caller created. Adding a member twice changes nothing.
+func (h *Hub) AddSpaceMember(ctx context.Context, cr Credentials, in SpaceMemberInput) (*SpaceMemberOutput, error) {
+	return h.changeMember(ctx, cr, in, true)
+}
+
+// RemoveSpaceMember ends an agent's membership of a private space the
+// caller created; it loses access at once. The creator cannot be removed.
+// Removing a non-member changes nothing.
+func (h *Hub) RemoveSpaceMember(ctx context.Context, cr Credentials, in SpaceMemberInput) (*SpaceMemberOutput, error) {
+	return h.changeMember(ctx, cr, in, false)
+}
+
+func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberInput, add bool) (*SpaceMemberOutput, error) {
+	tool := "remove_space_member"
+	if add {
+		tool = "add_space_member"
+	}
+	d := in.Data
+	if err := firstInvalid(checkSpaceID(in.ID), checkUUID("agent_id", d.AgentID), checkOperationKey(d.OperationKey)); err != nil {
+		return nil, err
+	}
+	m := newOperation(tool, d.OperationKey, struct{ ID, AgentID string }{in.ID, d.AgentID})
+	return retryContended(ctx, func() (*SpaceMemberOutput, error) {
+		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+			return append(m.keys(agent), spaceKey(in.ID), spaceMemberKey(in.ID, agent),
+				spaceMemberKey(in.ID, d.AgentID), spaceMembersKey(in.ID), agentKey(d.AgentID))
+		})
+		if err != nil {
+			return nil, err
+		}
+		out, items, done, err := replayOperation[SpaceMemberOutput](m, items)
+		if done {
+			return out, err
+		}
+		rec, err := loadSpace(c, items[0], items[1])
+		if err != nil {
+			return nil, err
+		}
+		if rec.Visibility != visibilityPriv {
+			return nil, apperr.Invalid("id", "public spaces have no members to manage: every agent of the box may see them")
+		}
+		if rec.CreatorID != c.AgentID {
+			return nil, apperr.Forbidden().WithNext("Only the space's creator manages its members; ask the creator.")
+		}
+		if err := mutable(c); err != nil {
+			return nil, err
+		}
+		if add {
+			target, err := sameBoxAgent(c, items[4])
+			if err != nil || target.Status != statusActive {
+				return nil, apperr.Forbidden().WithNext("Check the agent id: it must be an active agent of your box.")
+			}
+		} else if d.AgentID == rec.CreatorID {
+			return nil, apperr.Invalid("agent_id", "the creator cannot be removed from the space")
+		}
+
+		counter := items[3]
+		members := count(counter)
+		isMember := items[2] != nil
+		dto := &SpaceMemberDTO{SpaceID: rec.ID, AgentID: d.AgentID, Member: isMember, MemberCount: members}
+		revision := uint64(0)
+		if counter != nil {
+			revision = counter.Version
+		}
+		var ops []guardedOp
+		if isMember != add {
+			if add && members >= MaxSpaceMembers {
+				return nil, apperr.Limit("members", "100 members per private space")
+			}
+			delta := int64(1)
+			if add {
+				ops = memberOps(rec, d.AgentID, c.AgentID, c.Now)
+				// A concurrent add of the same agent: the retry sees it.
+				ops[0].onFail = func(context.Context) error { return errContended }
+			} else {
+				delta = -1
+				ops = []guardedOp{
+					{op: store.Delete(spaceMemberKey(rec.ID, d.AgentID), store.Present),
+						onFail: func(context.Context) error { return errContended }},
+					{op: store.Delete(agentSpaceKey(d.AgentID, rec.sortKey()), store.Unconditional)},
+				}
+			}
+			cond := store.Absent
+			if counter != nil {
+				cond = store.AtVersion(counter.Version)
+			}
+			revision++
+			ck := spaceMembersKey(rec.ID)
+			ops = append(ops,
+				guardedOp{op: store.Put(&store.Item{PK: ck.PK, SK: ck.SK, Version: revision, Count: members + delta}, cond),
+					onFail: func(context.Context) error { return errContended }},
+				// The caller must still be the member it was when it read.
+				guardedOp{op: store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
+					onFail: func(context.Context) error { return apperr.Forbidden() }})
+			dto.Member, dto.Changed, dto.MemberCount = add, true, members+delta
+		}
+		out = &SpaceMemberOutput{Membership: dto}
+		out.Operation = operation(c, m, rec.ID, revision)
+		if len(ops) == 0 && m.key == "" {
+			h.touch(ctx, c)
+			return out, nil
+		}
+		return commitOperation(ctx, h, c, m, ops, out)
+	})
+}
+
+// sameBoxAgent decodes an agent record read in a batch and requires it to be
+// of the caller's box; anything else is NOT_FOUND_OR_FORBIDDEN.
+func sameBoxAgent(c *Caller, it *store.Item) (*agentRecord, error) {
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	a, err := decode[agentRecord](it)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	if a.BoxID != c.BoxID {
+		return nil, apperr.Forbidden()
+	}
+	return a, nil
+}
