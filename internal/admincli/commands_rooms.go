@@ -1,0 +1,93 @@
+package admincli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+func init() { commands = append(commands, roomCommands...) }
+
+// roomList is list-rooms' output: an object, like list-agents'.
+type roomList struct {
+	BoxID string          `json:"box_id"`
+	Rooms []*hub.RoomInfo `json:"rooms"`
+}
+
+// roomCommands are the owner's room, membership and directory commands.
+var roomCommands = []*Command{
+	{
+		Name:    "create-room",
+		Summary: "Create a room in a box, optionally with a first brief (Markdown, at most 64 KiB) read from a file.",
+		Flags: []Flag{
+			{Name: "box", Usage: "box id (UUID)", Required: true},
+			{Name: "name", Usage: "room name, 1-80 characters", Required: true},
+			{Name: "brief-file", Usage: "path of a Markdown file holding the room's first brief", File: true},
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.CreateRoom(ctx, args["box"], args["name"], args["brief-file"])
+		},
+	},
+	{
+		Name:    "archive-room",
+		Summary: "Archive a room: members can still read it, every change answers ROOM_ARCHIVED. Archiving twice changes nothing.",
+		Flags:   []Flag{{Name: "room", Usage: "room id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.ArchiveRoom(ctx, args["room"])
+		},
+	},
+	{
+		Name: "add-member",
+		Summary: "Add an agent of the room's box to a room, starting a new membership epoch with the default follow preference " +
+			"(mentions). Adding a current member changes nothing (changed: false).",
+		Flags: []Flag{
+			{Name: "room", Usage: "room id (UUID)", Required: true},
+			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.AddMember(ctx, args["room"], args["agent"])
+		},
+	},
+	{
+		Name:    "remove-member",
+		Summary: "Remove an agent from a room, ending its membership epoch: it loses access at once. Re-adding starts a new epoch.",
+		Flags: []Flag{
+			{Name: "room", Usage: "room id (UUID)", Required: true},
+			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.RemoveMember(ctx, args["room"], args["agent"])
+		},
+	},
+	{
+		Name:    "list-rooms",
+		Summary: "List a box's rooms by name with their member count, brief revision and archived flag.",
+		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			rooms, err := a.ListRooms(ctx, args["box"])
+			if err != nil {
+				return nil, err
+			}
+			return roomList{BoxID: args["box"], Rooms: rooms}, nil
+		},
+	},
+	{
+		Name:    "directory-listing",
+		Summary: "List an agent in its box's directory (--on) or withdraw it (--off). Only the owner decides this.",
+		Flags: []Flag{
+			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			{Name: "on", Usage: "list the agent's card", Switch: true},
+			{Name: "off", Usage: "withdraw the agent's card", Switch: true},
+		},
+		Validate: func(args Args) error {
+			if (args["on"] == "true") == (args["off"] == "true") {
+				return errors.New("directory-listing: give exactly one of --on and --off")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.SetDirectoryListed(ctx, args["agent"], args["on"] == "true")
+		},
+	},
+}

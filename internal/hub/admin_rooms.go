@@ -1,0 +1,359 @@
+package hub
+
+// The owner's plane for rooms, memberships and directory opt-in. See
+// rooms.go for the membership and epoch model and directory.go for cards.
+//
+// Each command reads what it needs, then writes under conditions on what it
+// read, and starts again (a few times) when a concurrent change won: two
+// owners adding the same agent at once start one epoch, not two.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/google/uuid"
+)
+
+// adminAttempts bounds an admin command's retries against concurrent
+// changes of the same items.
+const adminAttempts = 5
+
+// RoomInfo describes a room to its owner.
+type RoomInfo struct {
+	RoomID        string   `json:"room_id"`
+	BoxID         string   `json:"box_id"`
+	Name          string   `json:"name"`
+	Archived      bool     `json:"archived"`
+	BriefRevision Revision `json:"brief_revision"`
+	MemberCount   int64    `json:"member_count"`
+	CreatedAt     string   `json:"created_at"`
+	ArchivedAt    string   `json:"archived_at,omitempty"`
+}
+
+func roomInfo(r *roomRecord, briefRevision uint64, members int64) *RoomInfo {
+	d := roomDTO(r, briefRevision)
+	return &RoomInfo{RoomID: r.ID, BoxID: r.BoxID, Name: r.Name, Archived: r.Archived,
+		BriefRevision: d.BriefRevision, MemberCount: max(members, 0), CreatedAt: d.CreatedAt, ArchivedAt: d.ArchivedAt}
+}
+
+// MembershipInfo describes one (room, agent) membership to the owner.
+// Changed is false when the command found the membership already as asked
+// (adding a current member).
+type MembershipInfo struct {
+	RoomID         string   `json:"room_id"`
+	AgentID        string   `json:"agent_id"`
+	AgentName      string   `json:"agent_name"`
+	Member         bool     `json:"member"`
+	Epoch          Revision `json:"epoch"`
+	Follow         string   `json:"follow,omitempty"`
+	FollowRevision Revision `json:"follow_revision,omitempty"`
+	JoinedAt       string   `json:"joined_at,omitempty"`
+	LeftAt         string   `json:"left_at,omitempty"`
+	Changed        bool     `json:"changed"`
+}
+
+func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
+	k := roomKey(r.ID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
+		GSI1PK: boxRoomsIndex(r.BoxID), GSI1SK: orderKey(r.Name, r.ID), Data: encode(r)}
+}
+
+// CreateRoom creates a room in box, with a first brief when brief is not
+// empty (the owner's, revision 1).
+func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
+	}
+	if err := checkBrief(brief); err != nil {
+		return nil, err
+	}
+	now := a.h.clock()
+	r := &roomRecord{ID: uuid.NewString(), BoxID: box, Name: name, CreatedAt: now}
+	ops := []store.Op{
+		store.Check(boxKey(box), store.Present),
+		store.Put(a.roomItem(r, 1), store.Absent),
+	}
+	briefRev := uint64(0)
+	if brief != "" {
+		bk := briefKey(r.ID)
+		ops = append(ops, store.Put(&store.Item{PK: bk.PK, SK: bk.SK, Version: 1,
+			Data: encode(briefRecord{TextMD: brief, UpdatedAt: now})}, store.Absent))
+		briefRev = 1
+	}
+	err := a.h.st.Write(ctx, ops)
+	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
+		return nil, apperr.Forbidden()
+	}
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	return roomInfo(r, briefRev, 0), nil
+}
+
+// loadRoom reads a room for an admin command with its brief revision and
+// member count.
+func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64, *RoomInfo, error) {
+	if err := checkUUID("room", room); err != nil {
+		return nil, 0, nil, err
+	}
+	items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), briefKey(room), memberCountKey(room)})
+	if err != nil {
+		return nil, 0, nil, storageErr(err)
+	}
+	if items[0] == nil {
+		return nil, 0, nil, apperr.Forbidden()
+	}
+	r, err := decode[roomRecord](items[0])
+	if err != nil {
+		return nil, 0, nil, apperr.Normalize(err)
+	}
+	return r, items[0].Version, roomInfo(r, version(items[1]), count(items[2])), nil
+}
+
+// ArchiveRoom makes a room read-only for good: members keep reading it,
+// every change answers ROOM_ARCHIVED. Archiving an archived room changes
+// nothing.
+func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error) {
+	for range adminAttempts {
+		r, ver, info, err := a.loadRoom(ctx, room)
+		if err != nil {
+			return nil, err
+		}
+		if r.Archived {
+			return info, nil
+		}
+		r.Archived, r.ArchivedAt = true, a.h.clock()
+		err = a.h.st.Write(ctx, []store.Op{store.Put(a.roomItem(r, ver+1), store.AtVersion(ver))})
+		if _, ok := store.ConditionFailed(err); ok {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		info.Archived, info.ArchivedAt = true, timestamp(r.ArchivedAt)
+		return info, nil
+	}
+	return nil, apperr.Unavailable(errors.New("room changed concurrently"))
+}
+
+// AddMember adds agent to room, starting a new membership epoch with the
+// default follow preference. The agent must belong to the room's box; the
+// room must not be archived (ROOM_ARCHIVED). Adding a current member
+// changes nothing and reports the current membership with changed=false.
+func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipInfo, error) {
+	if err := checkUUID("room", room); err != nil {
+		return nil, err
+	}
+	if err := checkUUID("agent", agent); err != nil {
+		return nil, err
+	}
+	for range adminAttempts {
+		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent)})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if items[0] == nil || items[1] == nil {
+			return nil, apperr.Forbidden()
+		}
+		r, err := decode[roomRecord](items[0])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		ag, err := decode[agentRecord](items[1])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if ag.BoxID != r.BoxID {
+			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent does not belong to the room's box.")
+		}
+		if items[3] != nil {
+			mem, err := decode[memberRecord](items[3])
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: ag.Name, Member: true,
+				Epoch: Revision(mem.Epoch), Follow: mem.Follow, FollowRevision: Revision(items[3].Version),
+				JoinedAt: timestamp(mem.JoinedAt)}, nil
+		}
+		if r.Archived {
+			return nil, roomArchived()
+		}
+		if ag.Status != statusActive {
+			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent is not active.")
+		}
+
+		ledger := &epochRecord{AgentID: agent}
+		started, ledgerCond := uint64(0), store.Absent
+		if items[2] != nil {
+			if ledger, err = decode[epochRecord](items[2]); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			started, ledgerCond = items[2].Version, store.AtVersion(items[2].Version)
+		}
+		now := a.h.clock()
+		epoch, rev := started+1, ledger.RevisionFloor+1
+		ledger.Epoch, ledger.Active, ledger.JoinedAt, ledger.LeftAt = epoch, true, now, time.Time{}
+		mem := memberRecord{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now}
+		ek, mk, amk := epochKey(room, agent), roomMemberKey(room, agent), agentMemberKey(agent, room)
+		err = a.h.st.Write(ctx, []store.Op{
+			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: epoch, Data: encode(ledger)}, ledgerCond),
+			store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: rev, Data: encode(mem)}, store.Absent),
+			store.Put(&store.Item{PK: amk.PK, SK: amk.SK, Version: epoch,
+				Data: encode(membershipRecord{RoomID: room, Epoch: epoch, JoinedAt: now})}, store.Absent),
+			store.Check(roomKey(room), store.AtVersion(items[0].Version)),
+			store.Check(agentKey(agent), store.Present),
+			store.Add(memberCountKey(room), 1, 0),
+			store.Add(membershipGenKey(agent), 1, 0),
+		})
+		if _, ok := store.ConditionFailed(err); ok {
+			continue // a concurrent change won; read again
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: ag.Name, Member: true,
+			Epoch: Revision(epoch), Follow: mem.Follow, FollowRevision: Revision(rev),
+			JoinedAt: timestamp(now), Changed: true}, nil
+	}
+	return nil, apperr.Unavailable(errors.New("membership changed concurrently"))
+}
+
+// RemoveMember ends agent's current membership epoch of room: it loses
+// access to the room at once, and a later AddMember starts a new epoch.
+// Removing from an archived room is allowed (it withdraws read access).
+// An agent that is not a current member is NOT_FOUND_OR_FORBIDDEN.
+func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*MembershipInfo, error) {
+	if err := checkUUID("room", room); err != nil {
+		return nil, err
+	}
+	if err := checkUUID("agent", agent); err != nil {
+		return nil, err
+	}
+	for range adminAttempts {
+		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), epochKey(room, agent), roomMemberKey(room, agent)})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if items[0] == nil {
+			return nil, apperr.Forbidden()
+		}
+		if items[2] == nil {
+			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent is not a current member of this room.")
+		}
+		mem, err := decode[memberRecord](items[2])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		ledger := &epochRecord{AgentID: agent, Epoch: mem.Epoch, JoinedAt: mem.JoinedAt}
+		started, ledgerCond := mem.Epoch, store.Absent
+		if items[1] != nil {
+			if ledger, err = decode[epochRecord](items[1]); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			started, ledgerCond = items[1].Version, store.AtVersion(items[1].Version)
+		}
+		now := a.h.clock()
+		ledger.Active, ledger.LeftAt = false, now
+		ledger.RevisionFloor = max(ledger.RevisionFloor, items[2].Version)
+		ek := epochKey(room, agent)
+		err = a.h.st.Write(ctx, []store.Op{
+			store.Delete(roomMemberKey(room, agent), store.AtVersion(items[2].Version)),
+			store.Delete(agentMemberKey(agent, room), store.Unconditional),
+			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: started, Data: encode(ledger)}, ledgerCond),
+			store.Add(memberCountKey(room), -1, 0),
+			store.Add(membershipGenKey(agent), 1, 0),
+		})
+		if _, ok := store.ConditionFailed(err); ok {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: mem.AgentName, Member: false,
+			Epoch: Revision(mem.Epoch), JoinedAt: timestamp(mem.JoinedAt), LeftAt: timestamp(now), Changed: true}, nil
+	}
+	return nil, apperr.Unavailable(errors.New("membership changed concurrently"))
+}
+
+// ListRooms lists a box's rooms by name. It reads an index, so a room
+// created a moment ago may appear a moment later on DynamoDB.
+func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(box)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]*RoomInfo, 0, len(items))
+	const perBatch = store.MaxBatchGetKeys / 2
+	for start := 0; start < len(items); start += perBatch {
+		chunk := items[start:min(start+perBatch, len(items))]
+		recs := make([]*roomRecord, len(chunk))
+		keys := make([]store.Key, 0, 2*len(chunk))
+		for i, it := range chunk {
+			if recs[i], err = decode[roomRecord](it); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			keys = append(keys, briefKey(recs[i].ID), memberCountKey(recs[i].ID))
+		}
+		extra, err := a.h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for i, r := range recs {
+			out = append(out, roomInfo(r, version(extra[2*i]), count(extra[2*i+1])))
+		}
+	}
+	return out, nil
+}
+
+// SetDirectoryListed opts an agent in to the box directory or out of it.
+// Only the owner decides this; the agent's own card fields are kept either
+// way and reappear when it is listed again.
+func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed bool) (*AgentInfo, error) {
+	for range adminAttempts {
+		rec, ver, err := a.loadAgent(ctx, agent)
+		if err != nil {
+			return nil, err
+		}
+		cardIt, err := a.h.st.Get(ctx, cardKey(agent))
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		card := &cardRecord{}
+		cardVer, cardCond := uint64(0), store.Absent
+		if cardIt != nil {
+			if card, err = decode[cardRecord](cardIt); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			cardVer, cardCond = cardIt.Version, store.AtVersion(cardIt.Version)
+		}
+		unchanged := rec.DirectoryListed == listed
+		rec.DirectoryListed = listed
+		if unchanged && (cardIt == nil && !visible(rec) || cardIt != nil && card.Listed == visible(rec)) {
+			return a.describe(ctx, rec)
+		}
+		ops := []store.Op{store.Put(a.agentItem(rec, ver+1), store.AtVersion(ver))}
+		if cardIt != nil || visible(rec) {
+			// The card keeps its revision: opt-in is not a card change the
+			// agent has to merge.
+			ops = append(ops, store.Put(cardItem(rec, card, cardVer), cardCond))
+		}
+		err = a.h.st.Write(ctx, ops)
+		if _, ok := store.ConditionFailed(err); ok {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		return a.describe(ctx, rec)
+	}
+	return nil, apperr.Unavailable(errors.New("agent changed concurrently"))
+}

@@ -1,0 +1,533 @@
+package hub
+
+// The directory: each agent's public card, seen by the agents of its box.
+//
+// A card is a projection of two owners' data, kept in one item
+// (agent#<agent>/card, see keys.go) so that a search reads only an index:
+//
+//   - the owner's part: the agent's name and its directory opt-in
+//     (agentRecord.DirectoryListed), changed only by the admin plane;
+//   - the agent's part: role, description, skills and contact notes,
+//     changed only by directory_update_self under CAS on the card revision.
+//
+// The item is in the box's directory index (GSI2) exactly while the agent
+// is listed and active. Both writers recompute that from the agent record
+// they read, and each write is conditional on what the other writer
+// changes (the owner's on the card's version, the agent's on the agent
+// record's version), so a listing change and a card update never
+// interleave into a listed card of an unlisted agent.
+//
+// Search reads the index (on DynamoDB an index may lag the table by a
+// moment) and then re-reads the page's cards from the table, dropping any
+// that are no longer listed or no longer match: an agent that opted out is
+// never shown, even while the index catches up. A card listed a moment ago
+// may appear a moment later; the directory is a browser, not an event
+// stream (seed 000: "start fresh after directory changes").
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/schema"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Directory limits, enforced by the service.
+const (
+	// MaxQueryChars bounds a directory query (Unicode characters).
+	MaxQueryChars = 100
+	// maxQueryBytes bounds its UTF-8 size as well.
+	maxQueryBytes = 4 * MaxQueryChars
+	// DefaultDirectoryPage and MaxDirectoryPage bound directory_search's
+	// page size.
+	DefaultDirectoryPage = 20
+	MaxDirectoryPage     = 100
+	// directoryScanBudget bounds the index entries one search call reads:
+	// a selective query over a large box returns a short (even empty) page
+	// with a cursor instead of reading the whole directory in one call.
+	directoryScanBudget = 1000
+	directoryScanChunk  = 250
+
+	// Card field bounds.
+	MaxCardRoleChars    = 80
+	MaxCardDescBytes    = 4 << 10
+	MaxCardSkills       = 20
+	MaxCardSkillChars   = 40
+	MaxCardContactBytes = 1 << 10
+)
+
+// cardRecord is the stored card. AgentID, BoxID, Name and Listed are copied
+// from the agent record at each write (see cardItem); the rest is the
+// agent's own.
+type cardRecord struct {
+	AgentID       string    `json:"agent_id"`
+	BoxID         string    `json:"box_id"`
+	Name          string    `json:"name"`
+	Listed        bool      `json:"listed"`
+	Role          string    `json:"role,omitempty"`
+	DescriptionMD string    `json:"description_md,omitempty"`
+	Skills        []string  `json:"skills,omitempty"`
+	ContactNotes  string    `json:"contact_notes,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+}
+
+// visible reports whether an agent's card may be shown to the other agents
+// of its box: the owner listed it and the agent is active.
+func visible(a *agentRecord) bool { return a.DirectoryListed && a.Status == statusActive }
+
+// cardItem builds the card item at version, taking the owner's part from a.
+// Every writer of a card goes through it, so the index membership always
+// follows the agent record the write was conditioned on.
+func cardItem(a *agentRecord, card *cardRecord, version uint64) *store.Item {
+	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
+	k := cardKey(a.ID)
+	it := &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
+	if card.Listed {
+		it.GSI2PK, it.GSI2SK = directoryIndex(a.BoxID), orderKey(a.Name, a.ID)
+	}
+	return it
+}
+
+// DirectoryCard is an agent's public card: the owner-given name and the
+// fields the agent declared about itself.
+type DirectoryCard struct {
+	AgentID       string   `json:"agent_id" desc:"The agent's id."`
+	Name          string   `json:"name" desc:"The agent's public name, given by the box owner."`
+	Role          string   `json:"role,omitempty" desc:"Self-declared display role."`
+	DescriptionMD string   `json:"description_md,omitempty" desc:"Self-declared description, Markdown."`
+	Skills        []string `json:"skills,omitempty" desc:"Self-declared skills."`
+	ContactNotes  string   `json:"contact_notes,omitempty" desc:"Self-declared notes on how to reach or work with this agent."`
+	Revision      Revision `json:"revision" desc:"Card revision: \"0\" until the agent first updates its card. directory_update_self takes it as expected_revision."`
+	UpdatedAt     string   `json:"updated_at,omitempty" desc:"When the agent last updated its card."`
+}
+
+func cardDTO(a *agentRecord, it *store.Item) (DirectoryCard, error) {
+	dto := DirectoryCard{AgentID: a.ID, Name: a.Name}
+	if it == nil {
+		return dto, nil
+	}
+	card, err := decode[cardRecord](it)
+	if err != nil {
+		return DirectoryCard{}, apperr.Normalize(err)
+	}
+	return cardRecordDTO(card, it.Version), nil
+}
+
+func cardRecordDTO(card *cardRecord, version uint64) DirectoryCard {
+	dto := DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
+		DescriptionMD: card.DescriptionMD, Skills: card.Skills, ContactNotes: card.ContactNotes,
+		Revision: Revision(version)}
+	if !card.UpdatedAt.IsZero() {
+		dto.UpdatedAt = timestamp(card.UpdatedAt)
+	}
+	return dto
+}
+
+// DirectorySearchInput is directory_search's input.
+type DirectorySearchInput struct {
+	Auth
+	Query  string `json:"query,omitempty" desc:"Text to find in names and roles, matched literally (no character is a wildcard or pattern), ignoring case and Unicode spelling variants; leading and trailing spaces are ignored. Empty browses every card. At most 100 characters." schema:"maxLength=100" example:"\"review\""`
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page of the same query. Start without one; start again after directory changes." schema:"maxLength=2048"`
+	Limit  int    `json:"limit,omitempty" desc:"Page size, 1-100 (default 20)." schema:"minimum=1,maximum=100"`
+}
+
+// DirectorySearchOutput is one page of cards.
+type DirectorySearchOutput struct {
+	Cards      []DirectoryCard `json:"cards" desc:"Listed cards of your box, ordered by case-folded name, then agent id."`
+	NextCursor string          `json:"next_cursor,omitempty" desc:"Present when more cards may follow; pass it as cursor with the same query. A page can be short, even empty, and still have one."`
+}
+
+// dirPos is a directory cursor's position: the index sort key of the last
+// entry read.
+type dirPos struct {
+	K string `json:"k"`
+}
+
+// directoryStream binds a cursor to the normalized query, hashed to keep
+// cursors short.
+func directoryStream(q string) string {
+	sum := sha256.Sum256([]byte(q))
+	return "directory:" + hex.EncodeToString(sum[:12])
+}
+
+func pageLimit(field string, n, def, maxN int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, apperr.Invalid(field, "must be positive")
+	case n == 0:
+		return def, nil
+	case n > maxN:
+		return 0, apperr.Limit(field, "at most "+strconv.Itoa(maxN))
+	}
+	return n, nil
+}
+
+// searchQuery validates and folds a query.
+func searchQuery(q string) (string, error) {
+	if !utf8.ValidString(q) {
+		return "", apperr.Invalid("query", "must be valid UTF-8")
+	}
+	if len(q) > maxQueryBytes || utf8.RuneCountInString(q) > MaxQueryChars {
+		return "", apperr.Limit("query", "100 characters")
+	}
+	return fold(strings.TrimSpace(q)), nil
+}
+
+func (card *cardRecord) matches(q string) bool {
+	return containsFolded(fold(card.Name), q) || (card.Role != "" && containsFolded(fold(card.Role), q))
+}
+
+// DirectorySearch returns the listed, active cards of the caller's box
+// whose name or role contains the query, ordered by folded name then id,
+// one page at a time. Cards of other boxes and of unlisted agents are never
+// read into a result.
+//
+// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED (query over 100 characters,
+// limit over 100), CURSOR_INVALID (a cursor of another caller or query, or
+// tampered with).
+func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectorySearchInput) (*DirectorySearchOutput, error) {
+	limit, err := pageLimit("limit", in.Limit, DefaultDirectoryPage, MaxDirectoryPage)
+	if err != nil {
+		return nil, err
+	}
+	q, err := searchQuery(in.Query)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := h.begin(ctx, cr, sessionPrimed, nil)
+	if err != nil {
+		return nil, err
+	}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q)}
+	from := ""
+	if in.Cursor != "" {
+		var pos dirPos
+		if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+			return nil, err
+		}
+		if pos.K == "" {
+			return nil, cursor.Invalid()
+		}
+		from = store.After(pos.K)
+	}
+
+	type hit struct {
+		key   string
+		agent string
+	}
+	var hits []hit
+	last, scanned, more := "", 0, true
+scan:
+	for scanned < directoryScanBudget {
+		n := min(directoryScanChunk, directoryScanBudget-scanned)
+		if q == "" {
+			n = min(n, limit+1-len(hits)) // every entry matches: read no more than needed
+		}
+		items, err := h.st.Query(ctx, store.Query{Index: store.GSI2, PK: directoryIndex(c.BoxID), From: from, Limit: n})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for _, it := range items {
+			scanned++
+			last = it.GSI2SK
+			card, err := decode[cardRecord](it)
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			if card.matches(q) {
+				hits = append(hits, hit{key: it.GSI2SK, agent: card.AgentID})
+				if len(hits) > limit {
+					break scan
+				}
+			}
+		}
+		if len(items) < n {
+			more = false
+			break
+		}
+		from = store.After(last)
+	}
+
+	out := &DirectorySearchOutput{Cards: []DirectoryCard{}}
+	switch {
+	case len(hits) > limit:
+		hits = hits[:limit]
+		out.NextCursor = cursor.Encode(scope, dirPos{K: hits[limit-1].key})
+	case more && last != "":
+		out.NextCursor = cursor.Encode(scope, dirPos{K: last})
+	}
+	if len(hits) > 0 {
+		keys := make([]store.Key, len(hits))
+		for i, ht := range hits {
+			keys[i] = cardKey(ht.agent)
+		}
+		fresh, err := h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for _, it := range fresh {
+			if it == nil {
+				continue
+			}
+			card, err := decode[cardRecord](it)
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			if !card.Listed || card.BoxID != c.BoxID || !card.matches(q) {
+				continue
+			}
+			out.Cards = append(out.Cards, cardRecordDTO(card, it.Version))
+		}
+	}
+	h.touch(ctx, c)
+	return out, nil
+}
+
+// DirectoryGetInput is directory_get's input.
+type DirectoryGetInput struct {
+	Auth
+	AgentID string `json:"agent_id" desc:"The agent whose card to read." schema:"format=uuid"`
+}
+
+// DirectoryGetOutput is one card.
+type DirectoryGetOutput struct {
+	Card            DirectoryCard `json:"card"`
+	DirectoryListed bool          `json:"directory_listed" desc:"Whether the owner lists this agent in the directory. Always true for another agent's card; reading your own card shows whether others can see it."`
+}
+
+// DirectoryGet returns one listed card of the caller's box. An agent that
+// is not listed, not active, of another box, or that does not exist gives
+// the same NOT_FOUND_OR_FORBIDDEN. The caller may always read its own card,
+// listed or not: that reveals nothing it does not know, and gives it the
+// revision directory_update_self needs.
+func (h *Hub) DirectoryGet(ctx context.Context, cr Credentials, in DirectoryGetInput) (*DirectoryGetOutput, error) {
+	if err := checkUUID("agent_id", in.AgentID); err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(string) []store.Key {
+		return []store.Key{agentKey(in.AgentID), cardKey(in.AgentID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if items[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	a, err := decode[agentRecord](items[0])
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	self := a.ID == c.AgentID
+	if a.BoxID != c.BoxID || (!self && !visible(a)) {
+		return nil, apperr.Forbidden()
+	}
+	card, err := cardDTO(a, items[1])
+	if err != nil {
+		return nil, err
+	}
+	h.touch(ctx, c)
+	return &DirectoryGetOutput{Card: card, DirectoryListed: visible(a)}, nil
+}
+
+// SkillList is a card's skills: at most 20 distinct entries of 1-40
+// characters.
+type SkillList []string
+
+// JSONSchema describes the wire form, with the per-entry bounds a struct
+// tag cannot express.
+func (SkillList) JSONSchema() *schema.Schema {
+	one, maxChars, maxItems := int64(1), int64(MaxCardSkillChars), int64(MaxCardSkills)
+	return &schema.Schema{Type: "array", MaxItems: &maxItems,
+		Items:       &schema.Schema{Type: "string", MinLength: &one, MaxLength: &maxChars},
+		Description: "The whole list of your skills, replacing the previous one: at most 20 distinct entries of 1-40 characters. An empty list clears it."}
+}
+
+// DirectoryUpdateSelfInput is directory_update_self's input. Every card
+// field is optional: an absent field keeps its value, an empty one clears
+// it. The name and the directory opt-in are the owner's and cannot be sent.
+type DirectoryUpdateSelfInput struct {
+	Auth
+	Mutation
+	ExpectedRevision Revision   `json:"expected_revision" desc:"The card revision you last read (\"0\" before the first update). A stale revision fails with REVISION_CONFLICT and overwrites nothing."`
+	Role             *string    `json:"role,omitempty" desc:"Display role, at most 80 characters, one line." schema:"maxLength=80" example:"\"Code reviewer\""`
+	DescriptionMD    *string    `json:"description_md,omitempty" desc:"Description, Markdown, at most 4 KiB UTF-8." schema:"maxLength=4096"`
+	Skills           *SkillList `json:"skills,omitempty"`
+	ContactNotes     *string    `json:"contact_notes,omitempty" desc:"How to reach or work with you, at most 1 KiB UTF-8." schema:"maxLength=1024"`
+}
+
+// DirectoryUpdateSelfOutput is the card as it now is.
+type DirectoryUpdateSelfOutput struct {
+	Card            DirectoryCard `json:"card"`
+	DirectoryListed bool          `json:"directory_listed" desc:"Whether the owner lists you in the directory, i.e. whether other agents can see this card."`
+	Replay
+}
+
+// checkText enforces a free-text card field: valid UTF-8, at most maxBytes,
+// no control characters but tab and line breaks.
+func checkText(field, s string, maxBytes int, bound string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid(field, "must be valid UTF-8")
+	}
+	if len(s) > maxBytes {
+		return apperr.Limit(field, bound)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return apperr.Invalid(field, "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// checkLine enforces a one-line field of at most maxChars characters.
+func checkLine(field, s string, maxChars int, bound string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid(field, "must be valid UTF-8")
+	}
+	if utf8.RuneCountInString(s) > maxChars {
+		return apperr.Limit(field, bound)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return apperr.Invalid(field, "must be one line without control characters")
+		}
+	}
+	return nil
+}
+
+func (in *DirectoryUpdateSelfInput) validate() error {
+	if in.Role == nil && in.DescriptionMD == nil && in.Skills == nil && in.ContactNotes == nil {
+		return apperr.Invalid("", "name at least one of role, description_md, skills, contact_notes")
+	}
+	if in.Role != nil {
+		if err := checkLine("role", *in.Role, MaxCardRoleChars, "80 characters"); err != nil {
+			return err
+		}
+	}
+	if in.DescriptionMD != nil {
+		if err := checkText("description_md", *in.DescriptionMD, MaxCardDescBytes, "4 KiB of UTF-8"); err != nil {
+			return err
+		}
+	}
+	if in.ContactNotes != nil {
+		if err := checkText("contact_notes", *in.ContactNotes, MaxCardContactBytes, "1 KiB of UTF-8"); err != nil {
+			return err
+		}
+	}
+	if in.Skills != nil {
+		if len(*in.Skills) > MaxCardSkills {
+			return apperr.Limit("skills", "20 entries")
+		}
+		seen := make(map[string]bool, len(*in.Skills))
+		for _, s := range *in.Skills {
+			if strings.TrimSpace(s) == "" {
+				return apperr.Invalid("skills", "entries must not be empty")
+			}
+			if err := checkLine("skills", s, MaxCardSkillChars, "40 characters per entry"); err != nil {
+				return err
+			}
+			f := fold(strings.TrimSpace(s))
+			if seen[f] {
+				return apperr.Invalid("skills", "entries must be distinct")
+			}
+			seen[f] = true
+		}
+	}
+	return nil
+}
+
+// DirectoryUpdateSelf changes the fields of the caller's own card that the
+// request names, under CAS on the card revision, and returns the card as it
+// now is. It cannot change the name or the directory opt-in (the owner's),
+// nor another agent's card: the card is always the caller's.
+//
+// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED, PROFILE_OUTDATED,
+// REVISION_CONFLICT (with the current revision), IDEMPOTENCY_CONFLICT,
+// TEMPORARILY_UNAVAILABLE when the owner changed the agent at the same
+// moment (retry with the same idempotency_key).
+func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in DirectoryUpdateSelfInput) (*DirectoryUpdateSelfOutput, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	m := newMutation("directory_update_self", in.IdempotencyKey, struct {
+		R Revision
+		A *string
+		D *string
+		S *SkillList
+		C *string
+	}{in.ExpectedRevision, in.Role, in.DescriptionMD, in.Skills, in.ContactNotes})
+
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		// The agent record again, for its version: the write is
+		// conditioned on it (see the note at the top of this file).
+		return []store.Key{m.recordKey(agent), cardKey(agent), agentKey(agent)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out, done, err := replay[DirectoryUpdateSelfOutput](m, items[0]); done {
+		return out, err
+	}
+	if c.Session.ProfileVersion != c.ProfileVersion {
+		return nil, profileOutdated()
+	}
+	if items[2] == nil {
+		return nil, authFailed()
+	}
+	a, err := decode[agentRecord](items[2])
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	card := &cardRecord{}
+	current, cond := uint64(0), store.Absent
+	if items[1] != nil {
+		if card, err = decode[cardRecord](items[1]); err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		current, cond = items[1].Version, store.AtVersion(items[1].Version)
+	}
+	if uint64(in.ExpectedRevision) != current {
+		return nil, apperr.Conflict(current)
+	}
+	if in.Role != nil {
+		card.Role = *in.Role
+	}
+	if in.DescriptionMD != nil {
+		card.DescriptionMD = *in.DescriptionMD
+	}
+	if in.Skills != nil {
+		card.Skills = make([]string, 0, len(*in.Skills))
+		for _, s := range *in.Skills {
+			card.Skills = append(card.Skills, strings.TrimSpace(s))
+		}
+		if len(card.Skills) == 0 {
+			card.Skills = nil
+		}
+	}
+	if in.ContactNotes != nil {
+		card.ContactNotes = *in.ContactNotes
+	}
+	card.UpdatedAt = c.Now
+	item := cardItem(a, card, current+1)
+	k := cardKey(c.AgentID)
+	return commit(ctx, h, c, m, []guardedOp{
+		{
+			op:     store.Put(item, cond),
+			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
+		},
+		{
+			op: store.Check(agentKey(c.AgentID), store.AtVersion(items[2].Version)),
+			onFail: func(context.Context) error {
+				return apperr.Unavailable(nil).WithNext("The box owner changed your agent at the same moment; retry with the same idempotency_key.")
+			},
+		},
+	}, &DirectoryUpdateSelfOutput{Card: cardRecordDTO(card, current+1), DirectoryListed: card.Listed})
+}

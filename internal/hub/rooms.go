@@ -1,0 +1,650 @@
+package hub
+
+// Rooms, memberships and epochs.
+//
+// The owner creates rooms and adds and removes members (admin_rooms.go);
+// agents read what they are members of and change only their own follow
+// preference and the brief. Items (keys.go):
+//
+//	room#R / room            the room: box, name, archived
+//	room#R / brief           the brief, Version = brief revision
+//	room#R / member#A        A's current membership: epoch, follow preference;
+//	                         Version = membership revision
+//	agent#A / member#R       the same membership seen from A (rooms_list, agent_prime)
+//	room#R / epoch#A         the epoch ledger of (R, A), never deleted
+//
+// Epochs. Each add of A to R starts a new epoch: the ledger's Version counts
+// epochs started, and both membership items are created with the new
+// epoch's number and the default preference. A removal deletes both items
+// and records in the ledger the highest membership revision the epoch used;
+// the next epoch's membership starts above it. Membership revisions thus
+// never repeat across epochs, so a room_follow CAS prepared in an old epoch
+// fails with REVISION_CONFLICT in the new one instead of applying to it,
+// and the old preference cannot come back.
+//
+// Authorization. An agent may see a room exactly while room#R/member#A
+// exists and R is a room of its box. Everything else — a room that does not
+// exist, one of another box, one the agent was never in or was removed
+// from — answers the same NOT_FOUND_OR_FORBIDDEN, before any other check,
+// so that no error reveals that a room exists or is archived.
+//
+// Mutations (room_follow, room_brief_update) carry, in their one atomic
+// write, a check that the room record is still at the version read (it
+// changes only when the room is archived) and that the membership still
+// exists, so neither an archive nor a removal between read and write can be
+// slipped past.
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Follow preferences (seed 000). DefaultFollow is what every new epoch
+// starts with: mentions, replies and requests reach the member's inbox,
+// ordinary posts do not.
+const (
+	FollowAll      = "all"
+	FollowMentions = "mentions"
+	FollowReplies  = "replies"
+	FollowMute     = "mute"
+	DefaultFollow  = FollowMentions
+)
+
+// Room limits, enforced by the service.
+const (
+	// MaxBriefBytes bounds a room brief's whole text (UTF-8).
+	MaxBriefBytes = 64 << 10
+	// MaxRosterMembers bounds the roster room_get returns.
+	MaxRosterMembers = 50
+	// DefaultRoomsPage and MaxRoomsPage bound rooms_list's page size.
+	DefaultRoomsPage = 50
+	MaxRoomsPage     = 100
+	// MaxPrimeRooms bounds the rooms agent_prime lists.
+	MaxPrimeRooms = 100
+)
+
+// roomRecord is a room as its owner manages it. The item's Version is an
+// admin revision; it changes when the room is archived.
+type roomRecord struct {
+	ID         string    `json:"id"`
+	BoxID      string    `json:"box_id"`
+	Name       string    `json:"name"`
+	Archived   bool      `json:"archived"`
+	CreatedAt  time.Time `json:"created_at"`
+	ArchivedAt time.Time `json:"archived_at,omitzero"`
+}
+
+// briefRecord is a room's brief. UpdatedBy is the agent that last appended,
+// empty when the owner wrote it.
+type briefRecord struct {
+	TextMD    string    `json:"text_md"`
+	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+}
+
+// memberRecord is a current membership, room side; it is the authority for
+// membership and the follow preference.
+type memberRecord struct {
+	AgentID   string    `json:"agent_id"`
+	AgentName string    `json:"agent_name"`
+	Epoch     uint64    `json:"epoch"`
+	Follow    string    `json:"follow"`
+	JoinedAt  time.Time `json:"joined_at"`
+}
+
+// membershipRecord is the agent-side copy of a current membership: only
+// what is needed to find the room-side items.
+type membershipRecord struct {
+	RoomID   string    `json:"room_id"`
+	Epoch    uint64    `json:"epoch"`
+	JoinedAt time.Time `json:"joined_at"`
+}
+
+// epochRecord is the ledger of one (room, agent) pair. Its item's Version is
+// the number of epochs started; RevisionFloor is the highest membership
+// revision any ended epoch used.
+type epochRecord struct {
+	AgentID       string    `json:"agent_id"`
+	Epoch         uint64    `json:"epoch"`
+	Active        bool      `json:"active"`
+	RevisionFloor uint64    `json:"revision_floor"`
+	JoinedAt      time.Time `json:"joined_at"`
+	LeftAt        time.Time `json:"left_at,omitzero"`
+}
+
+func roomArchived() error {
+	return apperr.New(apperr.RoomArchived, "The room is archived; it can be read but not changed.")
+}
+
+// RoomIDInput is the input of the room read tools.
+type RoomIDInput struct {
+	Auth
+	RoomID string `json:"room_id" desc:"A room id from rooms_list or agent_prime." schema:"format=uuid"`
+}
+
+// RoomRef is a current membership as agent_prime and rooms_list show it.
+type RoomRef struct {
+	RoomID         string   `json:"room_id"`
+	Name           string   `json:"name"`
+	Archived       bool     `json:"archived" desc:"Archived rooms are read-only."`
+	Follow         string   `json:"follow" desc:"Your follow preference in this membership epoch: all, mentions, replies or mute." schema:"enum=all|mentions|replies|mute"`
+	FollowRevision Revision `json:"follow_revision" desc:"Membership revision; room_follow takes it as expected_revision."`
+	BriefRevision  Revision `json:"brief_revision" desc:"Current brief revision (\"0\": no brief yet)."`
+	Epoch          Revision `json:"epoch" desc:"Your membership epoch: it grows each time the owner adds you to this room again."`
+	JoinedAt       string   `json:"joined_at" desc:"When this membership epoch started."`
+}
+
+// roomRefs resolves agent-side membership rows to RoomRefs with one batched
+// read of each room's record, brief and room-side membership. A row whose
+// membership ended between the two reads is left out.
+func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([]RoomRef, error) {
+	refs := make([]RoomRef, 0, len(rows))
+	if len(rows) == 0 {
+		return refs, nil
+	}
+	keys := make([]store.Key, 0, 3*len(rows))
+	for _, it := range rows {
+		m, err := decode[membershipRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		keys = append(keys, roomKey(m.RoomID), briefKey(m.RoomID), roomMemberKey(m.RoomID, agent))
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for i := 0; i < len(items); i += 3 {
+		if items[i] == nil || items[i+2] == nil {
+			continue
+		}
+		room, err := decode[roomRecord](items[i])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		mem, err := decode[memberRecord](items[i+2])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		refs = append(refs, RoomRef{RoomID: room.ID, Name: room.Name, Archived: room.Archived,
+			Follow: mem.Follow, FollowRevision: Revision(items[i+2].Version),
+			BriefRevision: Revision(version(items[i+1])), Epoch: Revision(mem.Epoch),
+			JoinedAt: timestamp(mem.JoinedAt)})
+	}
+	return refs, nil
+}
+
+// version is an item's Version, 0 when the item is absent.
+func version(it *store.Item) uint64 {
+	if it == nil {
+		return 0
+	}
+	return it.Version
+}
+
+// currentRooms lists up to limit of the agent's current rooms, by room id,
+// and whether there are more.
+func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]RoomRef, bool, error) {
+	pk, prefix := membershipPrefix(agent)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	refs, err := h.roomRefs(ctx, agent, rows)
+	return refs, more, err
+}
+
+// RoomsListInput is rooms_list's input.
+type RoomsListInput struct {
+	Auth
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page. It becomes CURSOR_INVALID once your memberships change; then list again from the start." schema:"maxLength=2048"`
+	Limit  int    `json:"limit,omitempty" desc:"Page size, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
+}
+
+// RoomsListOutput is one page of the caller's current memberships.
+type RoomsListOutput struct {
+	Rooms      []RoomRef `json:"rooms" desc:"Your current rooms, ordered by room id."`
+	NextCursor string    `json:"next_cursor,omitempty" desc:"Present when more rooms follow."`
+}
+
+type roomsPos struct {
+	R string `json:"r"`
+}
+
+// RoomsList browses the caller's current memberships with their follow
+// preference and brief revision. Its cursor is bound to the caller's
+// membership generation, which every add and remove changes, so a cursor
+// made before a membership change is CURSOR_INVALID (browse from zero after
+// changes) rather than silently skipping or repeating a room. Archiving a
+// room, a follow change or a brief update do not change the set or its
+// order and leave cursors valid.
+func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) (*RoomsListOutput, error) {
+	limit, err := pageLimit("limit", in.Limit, DefaultRoomsPage, MaxRoomsPage)
+	if err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{membershipGenKey(agent)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: uint64(count(items[0]))}
+	pk, prefix := membershipPrefix(c.AgentID)
+	from := prefix
+	if in.Cursor != "" {
+		var pos roomsPos
+		if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+			return nil, err
+		}
+		if checkUUID("cursor", pos.R) != nil {
+			return nil, cursor.Invalid()
+		}
+		from = store.After(prefix + pos.R)
+	}
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: from, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := &RoomsListOutput{}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		out.NextCursor = cursor.Encode(scope, roomsPos{R: strings.TrimPrefix(rows[limit-1].SK, prefix)})
+	}
+	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {
+		return nil, err
+	}
+	h.touch(ctx, c)
+	return out, nil
+}
+
+// roomAccess decides whether the caller may see the room from the items
+// read in its batch: the room record and the caller's room-side membership.
+func roomAccess(c *Caller, roomIt, memberIt *store.Item) (*roomRecord, *memberRecord, error) {
+	if roomIt == nil || memberIt == nil {
+		return nil, nil, apperr.Forbidden()
+	}
+	room, err := decode[roomRecord](roomIt)
+	if err != nil {
+		return nil, nil, apperr.Normalize(err)
+	}
+	mem, err := decode[memberRecord](memberIt)
+	if err != nil {
+		return nil, nil, apperr.Normalize(err)
+	}
+	if room.BoxID != c.BoxID || mem.AgentID != c.AgentID {
+		return nil, nil, apperr.Forbidden()
+	}
+	return room, mem, nil
+}
+
+// RoomDTO describes a room.
+type RoomDTO struct {
+	RoomID        string   `json:"room_id"`
+	Name          string   `json:"name"`
+	Archived      bool     `json:"archived" desc:"Archived rooms are read-only: every change answers ROOM_ARCHIVED."`
+	BriefRevision Revision `json:"brief_revision" desc:"Current brief revision (\"0\": no brief yet)."`
+	CreatedAt     string   `json:"created_at"`
+	ArchivedAt    string   `json:"archived_at,omitempty"`
+}
+
+func roomDTO(r *roomRecord, briefRevision uint64) RoomDTO {
+	d := RoomDTO{RoomID: r.ID, Name: r.Name, Archived: r.Archived, BriefRevision: Revision(briefRevision),
+		CreatedAt: timestamp(r.CreatedAt)}
+	if r.Archived && !r.ArchivedAt.IsZero() {
+		d.ArchivedAt = timestamp(r.ArchivedAt)
+	}
+	return d
+}
+
+// MembershipDTO is the caller's current membership of a room.
+type MembershipDTO struct {
+	RoomID         string   `json:"room_id"`
+	Epoch          Revision `json:"epoch" desc:"Your membership epoch: it grows each time the owner adds you to this room again."`
+	Follow         string   `json:"follow" desc:"Your follow preference in this epoch." schema:"enum=all|mentions|replies|mute"`
+	FollowRevision Revision `json:"follow_revision" desc:"Membership revision; room_follow takes it as expected_revision."`
+	JoinedAt       string   `json:"joined_at" desc:"When this epoch started."`
+}
+
+func membershipDTO(room string, m *memberRecord, revision uint64) MembershipDTO {
+	return MembershipDTO{RoomID: room, Epoch: Revision(m.Epoch), Follow: m.Follow,
+		FollowRevision: Revision(revision), JoinedAt: timestamp(m.JoinedAt)}
+}
+
+// RosterEntry is one current member as the roster shows it.
+type RosterEntry struct {
+	AgentID string `json:"agent_id"`
+	Name    string `json:"name" desc:"The member's public name."`
+}
+
+// Roster is a bounded list of current members.
+type Roster struct {
+	Members   []RosterEntry `json:"members" desc:"Up to 50 current members, ordered by agent id."`
+	Count     int64         `json:"count" desc:"How many current members the room has."`
+	Truncated bool          `json:"truncated" desc:"True when members lists only part of the room."`
+}
+
+// RoomGetOutput is room_get's result.
+type RoomGetOutput struct {
+	Room       RoomDTO       `json:"room"`
+	Membership MembershipDTO `json:"membership"`
+	Roster     Roster        `json:"roster"`
+}
+
+// RoomGet returns a room the caller is a current member of: its details,
+// the caller's membership and a bounded roster of current members' public
+// names and ids. Archived rooms stay readable.
+func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*RoomGetOutput, error) {
+	if err := checkUUID("room_id", in.RoomID); err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID), memberCountKey(in.RoomID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	room, mem, err := roomAccess(c, items[0], items[1])
+	if err != nil {
+		return nil, err
+	}
+	pk, prefix := rosterPrefix(in.RoomID)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	roster := Roster{Members: make([]RosterEntry, 0, min(len(rows), MaxRosterMembers)), Count: count(items[3])}
+	if len(rows) > MaxRosterMembers {
+		rows, roster.Truncated = rows[:MaxRosterMembers], true
+	}
+	for _, it := range rows {
+		m, err := decode[memberRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		roster.Members = append(roster.Members, RosterEntry{AgentID: m.AgentID, Name: m.AgentName})
+	}
+	// The counter and the roster are read apart; never report fewer
+	// members than were listed.
+	roster.Count = max(roster.Count, int64(len(roster.Members)))
+	roster.Truncated = roster.Truncated || roster.Count > int64(len(roster.Members))
+	h.touch(ctx, c)
+	return &RoomGetOutput{
+		Room:       roomDTO(room, version(items[2])),
+		Membership: membershipDTO(room.ID, mem, items[1].Version),
+		Roster:     roster,
+	}, nil
+}
+
+// RoomFollowInput is room_follow's input.
+type RoomFollowInput struct {
+	Auth
+	Mutation
+	RoomID           string   `json:"room_id" desc:"The room whose preference to change." schema:"format=uuid"`
+	ExpectedRevision Revision `json:"expected_revision" desc:"The follow_revision you last read. A stale one, including one from an earlier membership epoch, fails with REVISION_CONFLICT."`
+	Follow           string   `json:"follow" desc:"all: every message; mentions: mentions, replies to you and requests; replies: replies to you and requests; mute: nothing." schema:"enum=all|mentions|replies|mute" example:"\"all\""`
+}
+
+// RoomFollowOutput is the membership after the change.
+type RoomFollowOutput struct {
+	Membership MembershipDTO `json:"membership"`
+	Replay
+}
+
+func validFollow(f string) bool {
+	switch f {
+	case FollowAll, FollowMentions, FollowReplies, FollowMute:
+		return true
+	}
+	return false
+}
+
+// RoomFollow sets the caller's follow preference for its current epoch of
+// a room, under CAS on the membership revision. It is prospective: it
+// decides the attention of messages sent afterwards, and neither adds nor
+// removes attention already computed.
+//
+// Errors: NOT_FOUND_OR_FORBIDDEN (not a current member, whatever the
+// reason), ROOM_ARCHIVED, PROFILE_OUTDATED, REVISION_CONFLICT with the
+// current revision, IDEMPOTENCY_CONFLICT, INVALID_ARGUMENT.
+func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput) (*RoomFollowOutput, error) {
+	if err := checkUUID("room_id", in.RoomID); err != nil {
+		return nil, err
+	}
+	if !validFollow(in.Follow) {
+		return nil, apperr.Invalid("follow", "must be all, mentions, replies or mute")
+	}
+	m := newMutation("room_follow", in.IdempotencyKey, struct {
+		Room string
+		R    Revision
+		F    string
+	}{in.RoomID, in.ExpectedRevision, in.Follow})
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{m.recordKey(agent), roomKey(in.RoomID), roomMemberKey(in.RoomID, agent)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out, done, err := replay[RoomFollowOutput](m, items[0]); done {
+		return out, err
+	}
+	room, mem, err := roomAccess(c, items[1], items[2])
+	if err != nil {
+		return nil, err
+	}
+	if room.Archived {
+		return nil, roomArchived()
+	}
+	if c.Session.ProfileVersion != c.ProfileVersion {
+		return nil, profileOutdated()
+	}
+	current := items[2].Version
+	if uint64(in.ExpectedRevision) != current {
+		return nil, apperr.Conflict(current)
+	}
+	mem.Follow = in.Follow
+	mk := roomMemberKey(room.ID, c.AgentID)
+	return commit(ctx, h, c, m, []guardedOp{
+		{
+			op: store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current)),
+			onFail: func(ctx context.Context) error {
+				it, err := h.st.Get(ctx, mk)
+				if err != nil {
+					return storageErr(err)
+				}
+				if it == nil {
+					return apperr.Forbidden()
+				}
+				return apperr.Conflict(it.Version)
+			},
+		},
+		h.roomUnchanged(room.ID, items[1].Version),
+	}, &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)})
+}
+
+// roomUnchanged guards a mutation against the room being archived between
+// its read and its write: the room record's version changes only then.
+func (h *Hub) roomUnchanged(room string, v uint64) guardedOp {
+	return guardedOp{
+		op: store.Check(roomKey(room), store.AtVersion(v)),
+		onFail: func(ctx context.Context) error {
+			it, err := h.st.Get(ctx, roomKey(room))
+			if err != nil {
+				return storageErr(err)
+			}
+			if it == nil {
+				return apperr.Forbidden()
+			}
+			if r, err := decode[roomRecord](it); err == nil && r.Archived {
+				return roomArchived()
+			}
+			return apperr.Unavailable(nil).WithNext("The room changed at the same moment; retry with the same idempotency_key.")
+		},
+	}
+}
+
+// BriefDTO is a room's brief.
+type BriefDTO struct {
+	RoomID    string   `json:"room_id"`
+	Revision  Revision `json:"revision" desc:"Brief revision (\"0\": no brief yet); room_brief_update takes it as expected_revision."`
+	TextMD    string   `json:"text_md" desc:"The brief, Markdown, at most 64 KiB."`
+	UpdatedAt string   `json:"updated_at,omitempty"`
+	UpdatedBy string   `json:"updated_by_agent_id,omitempty" desc:"The member who appended last; absent when the owner wrote the brief."`
+}
+
+func briefDTO(room string, it *store.Item) (BriefDTO, error) {
+	d := BriefDTO{RoomID: room}
+	if it == nil {
+		return d, nil
+	}
+	b, err := decode[briefRecord](it)
+	if err != nil {
+		return BriefDTO{}, apperr.Normalize(err)
+	}
+	d.Revision, d.TextMD, d.UpdatedAt, d.UpdatedBy = Revision(it.Version), b.TextMD, timestamp(b.UpdatedAt), b.UpdatedBy
+	return d, nil
+}
+
+// RoomBriefOutput is the result of room_brief_get and room_brief_update.
+type RoomBriefOutput struct {
+	Brief BriefDTO `json:"brief"`
+	Replay
+}
+
+// RoomBriefGet returns the current brief of a room the caller is a current
+// member of, however recently it was added (onboarding), archived or not.
+func (h *Hub) RoomBriefGet(ctx context.Context, cr Credentials, in RoomIDInput) (*RoomBriefOutput, error) {
+	if err := checkUUID("room_id", in.RoomID); err != nil {
+		return nil, err
+	}
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	room, _, err := roomAccess(c, items[0], items[1])
+	if err != nil {
+		return nil, err
+	}
+	b, err := briefDTO(room.ID, items[2])
+	if err != nil {
+		return nil, err
+	}
+	h.touch(ctx, c)
+	return &RoomBriefOutput{Brief: b}, nil
+}
+
+// RoomBriefUpdateInput is room_brief_update's input.
+type RoomBriefUpdateInput struct {
+	Auth
+	Mutation
+	RoomID           string   `json:"room_id" desc:"The room whose brief to extend." schema:"format=uuid"`
+	ExpectedRevision Revision `json:"expected_revision" desc:"The brief revision you last read (\"0\" when there is none). A stale one fails with REVISION_CONFLICT and appends nothing."`
+	AppendMD         string   `json:"append_md" desc:"Markdown appended to the brief as a new paragraph, 1 byte to 16 KiB UTF-8. The whole brief may not exceed 64 KiB." schema:"minLength=1,maxLength=16384" example:"\"Decision: parsers live in internal/parse.\""`
+}
+
+// appendParagraph appends add to text so that it starts a new paragraph.
+func appendParagraph(text, add string) string {
+	switch {
+	case text == "" || strings.HasSuffix(text, "\n\n"):
+		return text + add
+	case strings.HasSuffix(text, "\n"):
+		return text + "\n" + add
+	}
+	return text + "\n\n" + add
+}
+
+// RoomBriefUpdate appends to a room's brief under CAS on the brief
+// revision. It is an explicit append (no replacement, no merge), needs a
+// fresh profile and a room that is not archived, and generates no message.
+//
+// Errors: NOT_FOUND_OR_FORBIDDEN, ROOM_ARCHIVED, PROFILE_OUTDATED,
+// REVISION_CONFLICT with the current revision, LIMIT_EXCEEDED (append over
+// 16 KiB, brief over 64 KiB), INVALID_ARGUMENT, IDEMPOTENCY_CONFLICT.
+func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefUpdateInput) (*RoomBriefOutput, error) {
+	if err := checkUUID("room_id", in.RoomID); err != nil {
+		return nil, err
+	}
+	if err := checkBodyMD("append_md", in.AppendMD); err != nil {
+		return nil, err
+	}
+	m := newMutation("room_brief_update", in.IdempotencyKey, struct {
+		Room string
+		R    Revision
+		A    string
+	}{in.RoomID, in.ExpectedRevision, in.AppendMD})
+	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+		return []store.Key{m.recordKey(agent), roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out, done, err := replay[RoomBriefOutput](m, items[0]); done {
+		return out, err
+	}
+	room, _, err := roomAccess(c, items[1], items[2])
+	if err != nil {
+		return nil, err
+	}
+	if room.Archived {
+		return nil, roomArchived()
+	}
+	if c.Session.ProfileVersion != c.ProfileVersion {
+		return nil, profileOutdated()
+	}
+	current, cond, text := uint64(0), store.Absent, ""
+	if items[3] != nil {
+		b, err := decode[briefRecord](items[3])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		current, cond, text = items[3].Version, store.AtVersion(items[3].Version), b.TextMD
+	}
+	if uint64(in.ExpectedRevision) != current {
+		return nil, apperr.Conflict(current)
+	}
+	text = appendParagraph(text, in.AppendMD)
+	if len(text) > MaxBriefBytes {
+		return nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
+	}
+	bk := briefKey(room.ID)
+	item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1,
+		Data: encode(briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID})}
+	b, err := briefDTO(room.ID, item)
+	if err != nil {
+		return nil, err
+	}
+	return commit(ctx, h, c, m, []guardedOp{
+		{
+			op:     store.Put(item, cond),
+			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, bk) },
+		},
+		h.roomUnchanged(room.ID, items[1].Version),
+		{
+			op:     store.Check(roomMemberKey(room.ID, c.AgentID), store.Present),
+			onFail: func(context.Context) error { return apperr.Forbidden() },
+		},
+	}, &RoomBriefOutput{Brief: b})
+}
+
+// checkBrief validates an owner-written brief.
+func checkBrief(s string) error {
+	if !utf8.ValidString(s) {
+		return apperr.Invalid("brief", "must be valid UTF-8")
+	}
+	if len(s) > MaxBriefBytes {
+		return apperr.Limit("brief", "64 KiB of UTF-8")
+	}
+	return nil
+}

@@ -1,0 +1,842 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+	"github.com/google/uuid"
+)
+
+func TestRoomsHappyPath(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("design", "# Design room\nBe kind.")
+		if room.BriefRevision != 1 || room.MemberCount != 0 || room.Archived {
+			t.Fatalf("CreateRoom = %+v, want brief revision 1, no members, not archived", room)
+		}
+		m := f.mustAdd(room.RoomID, f.a)
+		if m.Epoch != 1 || m.Follow != hub.DefaultFollow || !m.Changed || !m.Member {
+			t.Fatalf("AddMember(alice) = %+v, want epoch 1 with the default preference", m)
+		}
+		f.mustAdd(room.RoomID, f.b)
+		cr := f.prime(f.a)
+
+		list, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{})
+		if err != nil {
+			t.Fatalf("RoomsList: %v", err)
+		}
+		if len(list.Rooms) != 1 || list.NextCursor != "" {
+			t.Fatalf("RoomsList = %+v, want one room and no cursor", list)
+		}
+		ref := list.Rooms[0]
+		if ref.RoomID != room.RoomID || ref.Name != "design" || ref.Follow != "mentions" || ref.BriefRevision != 1 ||
+			ref.Epoch != 1 || ref.FollowRevision != m.FollowRevision || ref.Archived {
+			t.Errorf("RoomsList room = %+v, want design, mentions, brief 1, epoch 1, follow revision %d", ref, m.FollowRevision)
+		}
+
+		got, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil {
+			t.Fatalf("RoomGet: %v", err)
+		}
+		if got.Room.Name != "design" || got.Room.BriefRevision != 1 || got.Membership.Follow != "mentions" {
+			t.Errorf("RoomGet = %+v", got)
+		}
+		names := []string{}
+		for _, e := range got.Roster.Members {
+			names = append(names, e.Name)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"alice", "bob"}) || got.Roster.Count != 2 || got.Roster.Truncated {
+			t.Errorf("RoomGet roster = %+v, want alice and bob, count 2, not truncated", got.Roster)
+		}
+
+		fo, err := follow(f, cr, "f1", room.RoomID, ref.FollowRevision, "all")
+		if err != nil {
+			t.Fatalf("RoomFollow(all): %v", err)
+		}
+		if fo.Membership.Follow != "all" || fo.Membership.FollowRevision != ref.FollowRevision+1 || fo.Replayed {
+			t.Errorf("RoomFollow = %+v, want all at revision %d", fo.Membership, ref.FollowRevision+1)
+		}
+
+		b, err := f.h.RoomBriefGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil || b.Brief.Revision != 1 || b.Brief.TextMD != "# Design room\nBe kind." || b.Brief.UpdatedBy != "" {
+			t.Fatalf("RoomBriefGet = %+v, %v; want the owner's brief at revision 1", b, err)
+		}
+		up, err := appendBrief(f, cr, "b1", room.RoomID, 1, "Decision: ship it.")
+		if err != nil {
+			t.Fatalf("RoomBriefUpdate: %v", err)
+		}
+		if up.Brief.Revision != 2 || up.Brief.TextMD != "# Design room\nBe kind.\n\nDecision: ship it." || up.Brief.UpdatedBy != f.a.AgentID {
+			t.Errorf("RoomBriefUpdate = %+v, want revision 2 with a new paragraph by alice", up.Brief)
+		}
+
+		pr, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+		if err != nil {
+			t.Fatalf("Prime: %v", err)
+		}
+		if len(pr.Rooms) != 1 || pr.Rooms[0].Follow != "all" || pr.Rooms[0].BriefRevision != 2 || pr.RoomsTruncated {
+			t.Errorf("Prime rooms = %+v truncated=%v, want design following all with brief 2", pr.Rooms, pr.RoomsTruncated)
+		}
+		rooms, err := f.h.Admin().ListRooms(f.ctx, f.box)
+		if err != nil || len(rooms) != 1 || rooms[0].MemberCount != 2 || rooms[0].BriefRevision != 2 {
+			t.Errorf("ListRooms = %+v, %v; want design with 2 members and brief 2", rooms, err)
+		}
+	})
+}
+
+// TestRoomAuthorization: every room tool answers a caller that may not see
+// the room exactly as it answers an id that does not exist.
+func TestRoomAuthorization(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("secret-plans", "the brief")
+		archived := f.mustRoom("old-secrets", "old brief")
+		removed := f.mustAgent(f.box, "removed")
+		unlisted := f.mustAgent(f.box, "unlisted")
+		member := f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(archived.RoomID, f.a)
+		f.mustAdd(room.RoomID, removed)
+		f.mustRemove(room.RoomID, removed)
+		if _, err := f.h.Admin().ArchiveRoom(f.ctx, archived.RoomID); err != nil {
+			t.Fatalf("ArchiveRoom: %v", err)
+		}
+		// A mallory room exists in the other box too.
+		otherRoom, err := f.h.Admin().CreateRoom(f.ctx, f.other.BoxID, "mallory-room", "")
+		if err != nil {
+			t.Fatalf("CreateRoom(other box): %v", err)
+		}
+		f.mustAdd(otherRoom.RoomID, f.other)
+
+		tools := []struct {
+			name string
+			call func(cr hub.Credentials, room string) error
+		}{
+			{"room_get", func(cr hub.Credentials, room string) error {
+				_, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room})
+				return err
+			}},
+			{"room_brief_get", func(cr hub.Credentials, room string) error {
+				_, err := f.h.RoomBriefGet(f.ctx, cr, hub.RoomIDInput{RoomID: room})
+				return err
+			}},
+			{"room_follow", func(cr hub.Credentials, room string) error {
+				_, err := follow(f, cr, "auth-"+uuid.NewString(), room, member.FollowRevision, "all")
+				return err
+			}},
+			{"room_brief_update", func(cr hub.Credentials, room string) error {
+				_, err := appendBrief(f, cr, "auth-"+uuid.NewString(), room, 1, "sneaky")
+				return err
+			}},
+		}
+		crA := f.prime(f.a)
+		callers := []struct {
+			name string
+			cr   hub.Credentials
+			room string
+		}{
+			{"NonMember", f.prime(f.b), room.RoomID},
+			{"RemovedMember", f.prime(removed), room.RoomID},
+			{"OtherBox", f.prime(f.other), room.RoomID},
+			{"UnlistedNonMember", f.prime(unlisted), room.RoomID},
+			{"NonMemberOfArchivedRoom", f.prime(f.b), archived.RoomID},
+			{"MemberAskingForAnotherBoxRoom", crA, otherRoom.RoomID},
+		}
+		for _, tool := range tools {
+			t.Run(tool.name, func(t *testing.T) {
+				reference := envelope(t, tool.call(crA, uuid.NewString()))
+				if !strings.Contains(reference, string(apperr.NotFoundOrForbidden)) {
+					t.Fatalf("%s(unknown room) = %s, want NOT_FOUND_OR_FORBIDDEN", tool.name, reference)
+				}
+				for _, c := range callers {
+					err := tool.call(c.cr, c.room)
+					wantSameError(t, fmt.Sprintf("%s by %s", tool.name, c.name), err, reference,
+						c.room, "secret-plans", "old-secrets", "mallory-room", "brief")
+				}
+			})
+		}
+		t.Run("rooms_list", func(t *testing.T) {
+			for _, c := range callers[:4] {
+				list, err := f.h.RoomsList(f.ctx, c.cr, hub.RoomsListInput{})
+				if err != nil {
+					t.Fatalf("RoomsList by %s: %v", c.name, err)
+				}
+				for _, r := range list.Rooms {
+					if r.RoomID == room.RoomID || r.RoomID == archived.RoomID {
+						t.Errorf("RoomsList by %s lists %s, a room it may not see", c.name, r.Name)
+					}
+				}
+			}
+		})
+		t.Run("NothingWritten", func(t *testing.T) {
+			b, err := f.h.RoomBriefGet(f.ctx, crA, hub.RoomIDInput{RoomID: room.RoomID})
+			if err != nil || b.Brief.Revision != 1 || strings.Contains(b.Brief.TextMD, "sneaky") {
+				t.Errorf("RoomBriefGet after refused updates = %+v, %v; want revision 1 unchanged", b, err)
+			}
+			g, err := f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: room.RoomID})
+			if err != nil || g.Membership.Follow != hub.DefaultFollow {
+				t.Errorf("RoomGet after refused follows = %+v, %v; want the default preference", g, err)
+			}
+		})
+	})
+}
+
+func TestMembershipEpochs(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("epochs", "")
+		f.mustRoom("other", "")
+		second := f.mustRoom("second", "")
+		f.mustAdd(second.RoomID, f.a)
+		first := f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+
+		fo, err := follow(f, cr, "e1", room.RoomID, first.FollowRevision, "all")
+		if err != nil {
+			t.Fatalf("RoomFollow(all): %v", err)
+		}
+		page, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 1})
+		if err != nil || page.NextCursor == "" {
+			t.Fatalf("RoomsList(limit 1) = %+v, %v; want a page with a cursor", page, err)
+		}
+
+		again, err := f.h.Admin().AddMember(f.ctx, room.RoomID, f.a.AgentID)
+		if err != nil || again.Changed || again.Epoch != 1 || again.Follow != "all" {
+			t.Fatalf("AddMember(current member) = %+v, %v; want the unchanged epoch 1", again, err)
+		}
+
+		f.mustRemove(room.RoomID, f.a)
+		_, err = f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		wantCode(t, "RoomGet after removal", err, apperr.NotFoundOrForbidden)
+		_, err = f.h.Admin().RemoveMember(f.ctx, room.RoomID, f.a.AgentID)
+		wantCode(t, "RemoveMember(not a member)", err, apperr.NotFoundOrForbidden)
+
+		re := f.mustAdd(room.RoomID, f.a)
+		if re.Epoch != 2 || re.Follow != hub.DefaultFollow {
+			t.Fatalf("AddMember after removal = %+v, want epoch 2 with the default preference", re)
+		}
+		if re.FollowRevision <= fo.Membership.FollowRevision {
+			t.Fatalf("new epoch's follow revision %d, want above the old epoch's %d", re.FollowRevision, fo.Membership.FollowRevision)
+		}
+		got, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil {
+			t.Fatalf("RoomGet after re-add: %v", err)
+		}
+		if got.Membership.Epoch != 2 || got.Membership.Follow != hub.DefaultFollow {
+			t.Errorf("RoomGet membership = %+v, want epoch 2 with %s (the old preference must not come back)", got.Membership, hub.DefaultFollow)
+		}
+
+		_, err = follow(f, cr, "e2", room.RoomID, fo.Membership.FollowRevision, "mute")
+		e := wantCode(t, "RoomFollow with the old epoch's revision", err, apperr.RevisionConflict)
+		if e.CurrentRevision == nil || *e.CurrentRevision != uint64(re.FollowRevision) {
+			t.Errorf("REVISION_CONFLICT current = %v, want %d", e.CurrentRevision, re.FollowRevision)
+		}
+		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 1, Cursor: page.NextCursor})
+		wantCode(t, "RoomsList with a cursor of the old epoch", err, apperr.CursorInvalid)
+
+		fresh, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{})
+		if err != nil || len(fresh.Rooms) != 2 {
+			t.Fatalf("RoomsList from zero = %+v, %v; want both rooms", fresh, err)
+		}
+		for _, r := range fresh.Rooms {
+			if r.RoomID == room.RoomID && (r.Epoch != 2 || r.Follow != hub.DefaultFollow) {
+				t.Errorf("RoomsList room = %+v, want epoch 2 with the default preference", r)
+			}
+		}
+		if _, err := follow(f, cr, "e3", room.RoomID, re.FollowRevision, "replies"); err != nil {
+			t.Errorf("RoomFollow in the new epoch: %v", err)
+		}
+	})
+}
+
+func TestRoomsListPaging(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		var want []string
+		for i := range 7 {
+			r := f.mustRoom(fmt.Sprintf("room-%d", i), "")
+			f.mustAdd(r.RoomID, f.a)
+			want = append(want, r.RoomID)
+		}
+		slices.Sort(want)
+		cr := f.prime(f.a)
+		var got []string
+		cur := ""
+		for range 10 {
+			page, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 3, Cursor: cur})
+			if err != nil {
+				t.Fatalf("RoomsList(cursor %q): %v", cur, err)
+			}
+			for _, r := range page.Rooms {
+				got = append(got, r.RoomID)
+			}
+			if cur = page.NextCursor; cur == "" {
+				break
+			}
+			// A follow change or an archive is not a membership change.
+			if len(got) == 3 {
+				if _, err := follow(f, cr, "p1", page.Rooms[0].RoomID, page.Rooms[0].FollowRevision, "mute"); err != nil {
+					t.Fatalf("RoomFollow: %v", err)
+				}
+				if _, err := f.h.Admin().ArchiveRoom(f.ctx, page.Rooms[1].RoomID); err != nil {
+					t.Fatalf("ArchiveRoom: %v", err)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("RoomsList pages = %v, want %v (each room once, by id)", got, want)
+		}
+
+		page, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 3})
+		if err != nil {
+			t.Fatalf("RoomsList: %v", err)
+		}
+		crB := f.prime(f.b)
+		cases := []struct {
+			name   string
+			cr     hub.Credentials
+			cursor string
+		}{
+			{"OtherAgent", crB, page.NextCursor},
+			{"Tampered", cr, page.NextCursor[:len(page.NextCursor)-2] + "xx"},
+			{"Garbage", cr, "not-a-cursor"},
+		}
+		for _, tc := range cases {
+			_, err := f.h.RoomsList(f.ctx, tc.cr, hub.RoomsListInput{Limit: 3, Cursor: tc.cursor})
+			wantCode(t, "RoomsList with cursor "+tc.name, err, apperr.CursorInvalid)
+		}
+		extra := f.mustRoom("extra", "")
+		f.mustAdd(extra.RoomID, f.a)
+		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 3, Cursor: page.NextCursor})
+		wantCode(t, "RoomsList after a membership was added", err, apperr.CursorInvalid)
+		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 101})
+		wantCode(t, "RoomsList(limit 101)", err, apperr.LimitExceeded)
+	})
+}
+
+func TestRoomRoster(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("crowd", "")
+		f.mustAdd(room.RoomID, f.a)
+		for i := range hub.MaxRosterMembers + 4 {
+			f.mustAdd(room.RoomID, f.mustAgent(f.box, fmt.Sprintf("member-%02d", i)))
+		}
+		got, err := f.h.RoomGet(f.ctx, f.prime(f.a), hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil {
+			t.Fatalf("RoomGet: %v", err)
+		}
+		r := got.Roster
+		if len(r.Members) != hub.MaxRosterMembers || r.Count != hub.MaxRosterMembers+5 || !r.Truncated {
+			t.Errorf("roster: %d members, count %d, truncated %v; want %d, %d, true",
+				len(r.Members), r.Count, r.Truncated, hub.MaxRosterMembers, hub.MaxRosterMembers+5)
+		}
+	})
+}
+
+func TestRoomFollowCASRace(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("race", "")
+		m := f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+		prefs := []string{"all", "replies", "mute", "all", "replies", "mute", "all", "replies"}
+		outs := make([]*hub.RoomFollowOutput, len(prefs))
+		errs := make([]error, len(prefs))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, p := range prefs {
+			wg.Go(func() {
+				<-start
+				outs[i], errs[i] = follow(f, cr, fmt.Sprintf("racer-%d", i), room.RoomID, m.FollowRevision, p)
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				if winner >= 0 {
+					t.Errorf("racers %d and %d both won", winner, i)
+				}
+				winner = i
+				continue
+			}
+			if ok, cur := conflictOr(t, i, err); ok && cur != nil && *cur != uint64(m.FollowRevision)+1 {
+				t.Errorf("racer %d: current revision %d, want %d", i, *cur, m.FollowRevision+1)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("no racer won")
+		}
+		got, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil {
+			t.Fatalf("RoomGet: %v", err)
+		}
+		if got.Membership.Follow != prefs[winner] || got.Membership.FollowRevision != m.FollowRevision+1 {
+			t.Errorf("after race: %+v, want the winner's %s at revision %d", got.Membership, prefs[winner], m.FollowRevision+1)
+		}
+	})
+}
+
+func TestRoomBriefCASRace(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("race", "base")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		crs := []hub.Credentials{f.prime(f.a), f.prime(f.b)}
+		const n = 8
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = appendBrief(f, crs[i%2], fmt.Sprintf("racer-%d", i), room.RoomID, 1, fmt.Sprintf("note from racer %d", i))
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				if winner >= 0 {
+					t.Errorf("racers %d and %d both appended", winner, i)
+				}
+				winner = i
+				continue
+			}
+			if ok, cur := conflictOr(t, i, err); ok && cur != nil && *cur != 2 {
+				t.Errorf("racer %d: current revision %d, want 2", i, *cur)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("no racer appended")
+		}
+		b, err := f.h.RoomBriefGet(f.ctx, crs[0], hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil {
+			t.Fatalf("RoomBriefGet: %v", err)
+		}
+		want := fmt.Sprintf("base\n\nnote from racer %d", winner)
+		if b.Brief.Revision != 2 || b.Brief.TextMD != want {
+			t.Errorf("brief after race = revision %d %q, want revision 2 %q (one append, nothing merged)", b.Brief.Revision, b.Brief.TextMD, want)
+		}
+	})
+}
+
+func TestArchivedRoom(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("finished", "history")
+		m := f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+		info, err := f.h.Admin().ArchiveRoom(f.ctx, room.RoomID)
+		if err != nil || !info.Archived || info.ArchivedAt == "" {
+			t.Fatalf("ArchiveRoom = %+v, %v; want archived", info, err)
+		}
+		again, err := f.h.Admin().ArchiveRoom(f.ctx, room.RoomID)
+		if err != nil || again.ArchivedAt != info.ArchivedAt {
+			t.Errorf("ArchiveRoom again = %+v, %v; want the same archived room", again, err)
+		}
+
+		got, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil || !got.Room.Archived {
+			t.Errorf("RoomGet(archived) = %+v, %v; want readable and archived", got, err)
+		}
+		b, err := f.h.RoomBriefGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil || b.Brief.TextMD != "history" {
+			t.Errorf("RoomBriefGet(archived) = %+v, %v; want the brief", b, err)
+		}
+		list, err := f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{})
+		if err != nil || len(list.Rooms) != 1 || !list.Rooms[0].Archived {
+			t.Errorf("RoomsList = %+v, %v; want the room flagged archived", list, err)
+		}
+
+		_, err = follow(f, cr, "a1", room.RoomID, m.FollowRevision, "all")
+		wantCode(t, "RoomFollow(archived)", err, apperr.RoomArchived)
+		_, err = appendBrief(f, cr, "a2", room.RoomID, 1, "more")
+		wantCode(t, "RoomBriefUpdate(archived)", err, apperr.RoomArchived)
+		_, err = f.h.Admin().AddMember(f.ctx, room.RoomID, f.b.AgentID)
+		wantCode(t, "AddMember(archived)", err, apperr.RoomArchived)
+		if _, err := f.h.Admin().RemoveMember(f.ctx, room.RoomID, f.a.AgentID); err != nil {
+			t.Errorf("RemoveMember(archived): %v; the owner must still be able to withdraw access", err)
+		}
+	})
+}
+
+// TestRoomChangesBetweenReadAndWrite forces the interleavings in which the
+// owner archives the room, or removes the member, after a mutation read
+// them and before it writes: the write's own checks must refuse it.
+func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(f *fixture, room string) error
+		want   apperr.Code
+	}{
+		{"Archived", func(f *fixture, room string) error {
+			_, err := f.h.Admin().ArchiveRoom(f.ctx, room)
+			return err
+		}, apperr.RoomArchived},
+		{"Removed", func(f *fixture, room string) error {
+			_, err := f.h.Admin().RemoveMember(f.ctx, room, f.a.AgentID)
+			return err
+		}, apperr.NotFoundOrForbidden},
+	}
+	muts := []struct {
+		name string
+		call func(f *fixture, cr hub.Credentials, room string, rev hub.Revision) error
+	}{
+		{"room_follow", func(f *fixture, cr hub.Credentials, room string, rev hub.Revision) error {
+			_, err := follow(f, cr, "k", room, rev, "all")
+			return err
+		}},
+		{"room_brief_update", func(f *fixture, cr hub.Credentials, room string, _ hub.Revision) error {
+			_, err := appendBrief(f, cr, "k", room, 1, "late")
+			return err
+		}},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		for _, mu := range muts {
+			for _, tc := range cases {
+				t.Run(mu.name+"/"+tc.name, func(t *testing.T) {
+					var hook atomic.Pointer[func()]
+					f := newFixture(t, ad, func(s store.Store) store.Store {
+						return &beforeWrite{Store: s, hook: func() {
+							if fn := hook.Swap(nil); fn != nil {
+								(*fn)()
+							}
+						}}
+					})
+					room := f.mustRoom("r", "brief")
+					m := f.mustAdd(room.RoomID, f.a)
+					cr := f.prime(f.a)
+					fn := func() {
+						if err := tc.change(f, room.RoomID); err != nil {
+							t.Errorf("%s: %v", tc.name, err)
+						}
+					}
+					hook.Store(&fn)
+					err := mu.call(f, cr, room.RoomID, m.FollowRevision)
+					wantCode(t, mu.name+" racing "+tc.name, err, tc.want)
+
+					b, err := f.h.Store().Get(f.ctx, store.Key{PK: "room#" + room.RoomID, SK: "brief"})
+					if err != nil || b == nil || b.Version != 1 {
+						t.Errorf("brief after the refused write: %+v, %v; want revision 1", b, err)
+					}
+				})
+			}
+		}
+	})
+}
+
+func TestRoomBriefLimits(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("limits", "")
+		f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+		chunk := strings.Repeat("é", hub.MaxBodyMDBytes/2)
+		cases := []struct {
+			name string
+			rev  hub.Revision
+			text string
+			want apperr.Code
+		}{
+			{"Empty", 0, "", apperr.InvalidArgument},
+			{"OverSixteenKiB", 0, chunk + "x", apperr.LimitExceeded},
+			{"FirstIntoEmptyBrief", 0, chunk, ""},
+			{"Second", 1, chunk, ""},
+			{"Third", 2, chunk, ""},
+			{"FourthExceedsTheWholeBrief", 3, chunk, apperr.LimitExceeded},
+			{"StaleRevision", 1, "x", apperr.RevisionConflict},
+			{"SmallFourth", 3, "fits", ""},
+		}
+		for i, tc := range cases {
+			out, err := appendBrief(f, cr, fmt.Sprintf("lim-%d", i), room.RoomID, tc.rev, tc.text)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%s: RoomBriefUpdate: %v", tc.name, err)
+				}
+				if out.Brief.Revision != tc.rev+1 {
+					t.Errorf("%s: revision %d, want %d", tc.name, out.Brief.Revision, tc.rev+1)
+				}
+				continue
+			}
+			e := wantCode(t, tc.name, err, tc.want)
+			if strings.Contains(e.Message, "éé") {
+				t.Errorf("%s: error echoes the rejected value", tc.name)
+			}
+		}
+		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"new"}`)); err != nil {
+			t.Fatalf("SetProfile: %v", err)
+		}
+		_, err := appendBrief(f, cr, "stale-profile", room.RoomID, 4, "x")
+		wantCode(t, "RoomBriefUpdate with an outdated profile", err, apperr.ProfileOutdated)
+		_, err = follow(f, cr, "stale-profile", room.RoomID, 1, "all")
+		wantCode(t, "RoomFollow with an outdated profile", err, apperr.ProfileOutdated)
+		_, err = f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: "not-a-uuid"})
+		wantCode(t, "RoomGet(malformed id)", err, apperr.InvalidArgument)
+		_, err = follow(f, cr, "bad-pref", room.RoomID, 1, "loud")
+		wantCode(t, "RoomFollow(unknown preference)", err, apperr.InvalidArgument)
+	})
+}
+
+// TestMutationIdempotency covers the three mutations of this issue the way
+// the foundation's TestIdempotency and TestConcurrentDuplicates cover
+// checkpoint_save.
+func TestMutationIdempotency(t *testing.T) {
+	type result struct {
+		rev      hub.Revision
+		replayed bool
+	}
+	type mut struct {
+		name string
+		// call runs the mutation with key and a payload variant.
+		call func(f *fixture, cr hub.Credentials, env *roomEnv, key string, variant int) (result, error)
+		// state reads the revision the mutation changes.
+		state func(f *fixture, cr hub.Credentials, env *roomEnv) hub.Revision
+	}
+	muts := []mut{
+		{"room_follow", func(f *fixture, cr hub.Credentials, env *roomEnv, key string, v int) (result, error) {
+			out, err := follow(f, cr, key, env.room, env.followRev, []string{"all", "mute"}[v])
+			if err != nil {
+				return result{}, err
+			}
+			return result{out.Membership.FollowRevision, out.Replayed}, nil
+		}, func(f *fixture, cr hub.Credentials, env *roomEnv) hub.Revision {
+			g, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: env.room})
+			if err != nil {
+				f.t.Fatalf("RoomGet: %v", err)
+			}
+			return g.Membership.FollowRevision
+		}},
+		{"room_brief_update", func(f *fixture, cr hub.Credentials, env *roomEnv, key string, v int) (result, error) {
+			out, err := appendBrief(f, cr, key, env.room, 0, fmt.Sprintf("append %d", v))
+			if err != nil {
+				return result{}, err
+			}
+			return result{out.Brief.Revision, out.Replayed}, nil
+		}, func(f *fixture, cr hub.Credentials, env *roomEnv) hub.Revision {
+			b, err := f.h.RoomBriefGet(f.ctx, cr, hub.RoomIDInput{RoomID: env.room})
+			if err != nil {
+				f.t.Fatalf("RoomBriefGet: %v", err)
+			}
+			return b.Brief.Revision
+		}},
+		{"directory_update_self", func(f *fixture, cr hub.Credentials, _ *roomEnv, key string, v int) (result, error) {
+			out, err := updateCard(f, cr, key, 0, fmt.Sprintf("role %d", v))
+			if err != nil {
+				return result{}, err
+			}
+			return result{out.Card.Revision, out.Replayed}, nil
+		}, func(f *fixture, cr hub.Credentials, _ *roomEnv) hub.Revision {
+			g, err := f.h.DirectoryGet(f.ctx, cr, hub.DirectoryGetInput{AgentID: f.a.AgentID})
+			if err != nil {
+				f.t.Fatalf("DirectoryGet(self): %v", err)
+			}
+			return g.Card.Revision
+		}},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		for _, mu := range muts {
+			t.Run(mu.name, func(t *testing.T) {
+				t.Run("ReplayAndConflict", func(t *testing.T) {
+					f := newFixture(t, ad)
+					env, cr := newRoomEnv(f)
+					first, err := mu.call(f, cr, env, "same", 0)
+					if err != nil || first.replayed {
+						t.Fatalf("%s: %+v, %v; want a fresh effect", mu.name, first, err)
+					}
+					again, err := mu.call(f, cr, env, "same", 0)
+					if err != nil || !again.replayed || again.rev != first.rev {
+						t.Fatalf("%s(replay) = %+v, %v; want revision %d replayed", mu.name, again, err, first.rev)
+					}
+					_, err = mu.call(f, cr, env, "same", 1)
+					wantCode(t, mu.name+"(same key, other payload)", err, apperr.IdempotencyConflict)
+					if got := mu.state(f, cr, env); got != first.rev {
+						t.Errorf("%s: revision %d after replays, want %d (no second effect)", mu.name, got, first.rev)
+					}
+				})
+				t.Run("UncertainFailureRetried", func(t *testing.T) {
+					var lossy *lossyWrite
+					f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+					env, cr := newRoomEnv(f)
+					before := mu.state(f, cr, env)
+					lossy.mu.Lock()
+					lossy.armed = true
+					lossy.mu.Unlock()
+					_, err := mu.call(f, cr, env, "uncertain", 0)
+					wantCode(t, mu.name+" with a lost reply", err, apperr.TemporarilyUnavailable)
+					out, err := mu.call(f, cr, env, "uncertain", 0)
+					if err != nil || !out.replayed || out.rev != before+1 {
+						t.Fatalf("%s retry = %+v, %v; want the committed receipt (revision %d) replayed", mu.name, out, err, before+1)
+					}
+					if got := mu.state(f, cr, env); got != before+1 {
+						t.Errorf("%s: revision %d after the retry, want %d (exactly once)", mu.name, got, before+1)
+					}
+				})
+				t.Run("ConcurrentDuplicates", func(t *testing.T) {
+					f := newFixture(t, ad)
+					env, cr := newRoomEnv(f)
+					const n = 8
+					res := make([]result, n)
+					errs := make([]error, n)
+					var wg sync.WaitGroup
+					start := make(chan struct{})
+					for i := range n {
+						wg.Go(func() {
+							<-start
+							res[i], errs[i] = mu.call(f, cr, env, "dup", 0)
+						})
+					}
+					close(start)
+					wg.Wait()
+					fresh := 0
+					for i := range n {
+						if errs[i] != nil {
+							if e, _ := apperr.As(errs[i]); e != nil && e.Code == apperr.TemporarilyUnavailable {
+								continue
+							}
+							t.Fatalf("duplicate %d: %v", i, errs[i])
+						}
+						if !res[i].replayed {
+							fresh++
+						}
+					}
+					if fresh != 1 {
+						t.Fatalf("%s: %d concurrent duplicates took effect, want exactly 1", mu.name, fresh)
+					}
+					retry, err := mu.call(f, cr, env, "dup", 0)
+					if err != nil || !retry.replayed {
+						t.Fatalf("%s retry = %+v, %v; want a replay", mu.name, retry, err)
+					}
+				})
+			})
+		}
+	})
+}
+
+// roomEnv is a room alice is a member of, with no brief.
+type roomEnv struct {
+	room      string
+	followRev hub.Revision
+}
+
+func newRoomEnv(f *fixture) (*roomEnv, hub.Credentials) {
+	f.t.Helper()
+	r := f.mustRoom("idem", "")
+	m := f.mustAdd(r.RoomID, f.a)
+	return &roomEnv{room: r.RoomID, followRev: m.FollowRevision}, f.prime(f.a)
+}
+
+func TestAdminRooms(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		adm := f.h.Admin()
+		room := f.mustRoom("admin", "")
+		unknown := uuid.NewString()
+		cases := []struct {
+			name string
+			call func() error
+			want apperr.Code
+		}{
+			{"CreateRoomUnknownBox", func() error { _, err := adm.CreateRoom(f.ctx, unknown, "x", ""); return err }, apperr.NotFoundOrForbidden},
+			{"CreateRoomBadBox", func() error { _, err := adm.CreateRoom(f.ctx, "box", "x", ""); return err }, apperr.InvalidArgument},
+			{"CreateRoomEmptyName", func() error { _, err := adm.CreateRoom(f.ctx, f.box, " ", ""); return err }, apperr.InvalidArgument},
+			{"CreateRoomBriefTooLarge", func() error {
+				_, err := adm.CreateRoom(f.ctx, f.box, "x", strings.Repeat("a", hub.MaxBriefBytes+1))
+				return err
+			}, apperr.LimitExceeded},
+			{"AddUnknownRoom", func() error { _, err := adm.AddMember(f.ctx, unknown, f.a.AgentID); return err }, apperr.NotFoundOrForbidden},
+			{"AddUnknownAgent", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, unknown); return err }, apperr.NotFoundOrForbidden},
+			{"AddAgentOfAnotherBox", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, f.other.AgentID); return err }, apperr.NotFoundOrForbidden},
+			{"RemoveNonMember", func() error { _, err := adm.RemoveMember(f.ctx, room.RoomID, f.b.AgentID); return err }, apperr.NotFoundOrForbidden},
+			{"ArchiveUnknown", func() error { _, err := adm.ArchiveRoom(f.ctx, unknown); return err }, apperr.NotFoundOrForbidden},
+			{"ListRoomsBadBox", func() error { _, err := adm.ListRooms(f.ctx, "x"); return err }, apperr.InvalidArgument},
+			{"ListingUnknownAgent", func() error { _, err := adm.SetDirectoryListed(f.ctx, unknown, true); return err }, apperr.NotFoundOrForbidden},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) { wantCode(t, tc.name, tc.call(), tc.want) })
+		}
+
+		t.Run("ConcurrentAddsStartOneEpoch", func(t *testing.T) {
+			const n = 6
+			outs := make([]*hub.MembershipInfo, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					outs[i], errs[i] = adm.AddMember(f.ctx, room.RoomID, f.b.AgentID)
+				})
+			}
+			close(start)
+			wg.Wait()
+			changed := 0
+			for i := range n {
+				if errs[i] != nil {
+					wantCode(t, "concurrent AddMember", errs[i], apperr.TemporarilyUnavailable)
+					continue
+				}
+				if outs[i].Epoch != 1 {
+					t.Errorf("AddMember %d: epoch %d, want 1", i, outs[i].Epoch)
+				}
+				if outs[i].Changed {
+					changed++
+				}
+			}
+			if changed != 1 {
+				t.Errorf("concurrent AddMember: %d started an epoch, want exactly 1", changed)
+			}
+			rooms, err := adm.ListRooms(f.ctx, f.box)
+			if err != nil || len(rooms) != 1 || rooms[0].MemberCount != 1 {
+				t.Errorf("ListRooms = %+v, %v; want one room with one member", rooms, err)
+			}
+		})
+	})
+}
+
+// TestRoomRoundTrips bounds the store round trips of the room tools once
+// the session is primed.
+func TestRoomRoundTrips(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("rt", "brief")
+		m := f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+		ctx := context.Background()
+		calls := []struct {
+			name string
+			max  int64
+			call func() error
+		}{
+			{"rooms_list", 3, func() error { _, err := f.h.RoomsList(ctx, cr, hub.RoomsListInput{}); return err }},
+			{"room_get", 2, func() error { _, err := f.h.RoomGet(ctx, cr, hub.RoomIDInput{RoomID: room.RoomID}); return err }},
+			{"room_brief_get", 1, func() error {
+				_, err := f.h.RoomBriefGet(ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
+				return err
+			}},
+			{"room_follow", 2, func() error { _, err := follow(f, cr, "rt", room.RoomID, m.FollowRevision, "all"); return err }},
+			{"room_brief_update", 2, func() error { _, err := appendBrief(f, cr, "rt", room.RoomID, 1, "x"); return err }},
+		}
+		for _, c := range calls {
+			f.st.Reset()
+			if err := c.call(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := f.st.Reset(); got > c.max {
+				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
+			}
+		}
+	})
+}

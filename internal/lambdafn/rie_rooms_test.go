@@ -1,0 +1,83 @@
+//go:build unix
+
+package lambdafn_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/lambdafn"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+)
+
+// TestRoomFunctionUnderRuntimeEmulator invokes one room tool's real
+// function binary (a mutation with a path parameter and a CAS body) under
+// the Lambda runtime emulator, against the table this test prepared.
+func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
+	rie := findRIE(t)
+	const fn = "room_brief_update"
+	bootstrap := buildFunction(t, t.TempDir(), fn)
+
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	ctx := context.Background()
+	adm := h.Admin()
+	box, err := adm.CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	alice, err := adm.CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+	room, err := adm.CreateRoom(ctx, box.BoxID, "design", "Welcome.")
+	if err != nil {
+		t.Fatalf("CreateRoom: %v", err)
+	}
+	if _, err := adm.AddMember(ctx, room.RoomID, alice.AgentID); err != nil {
+		t.Fatalf("AddMember: %v", err)
+	}
+	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
+	if err != nil {
+		t.Fatalf("Prime: %v", err)
+	}
+
+	emu := startEmulator(t, rie, fn, bootstrap, []string{
+		"PATH=" + os.Getenv("PATH"),
+		lambdafn.EnvTable + "=" + table,
+		lambdafn.EnvEndpoint + "=" + endpoint,
+		lambdafn.EnvRegion + "=" + dynamotest.Region,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=/dev/null",
+		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"AWS_LAMBDA_FUNCTION_NAME=" + fn,
+	})
+	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
+		"content-type": "application/json"}
+	path := "/v1/rooms/" + room.RoomID + "/brief"
+	res := emu.invoke(t, "POST", path, headers, `{"expected_revision":"1","append_md":"Decided.","idempotency_key":"rie-1"}`)
+	var out struct {
+		Brief struct {
+			Revision string `json:"revision"`
+			TextMD   string `json:"text_md"`
+		} `json:"brief"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &out) != nil || out.Brief.Revision != "2" || out.Brief.TextMD != "Welcome.\n\nDecided." {
+		t.Fatalf("%s function: got %d %s, want 200 with brief revision \"2\"", fn, res.StatusCode, res.Body)
+	}
+	res = emu.invoke(t, "POST", path, headers, `{"expected_revision":"1","append_md":"Again.","idempotency_key":"rie-2"}`)
+	if res.StatusCode != 409 {
+		t.Errorf("%s function with a stale revision: got %d %s, want 409 REVISION_CONFLICT", fn, res.StatusCode, res.Body)
+	}
+	got, err := h.RoomBriefGet(ctx, hub.Credentials{Bearer: alice.BoxKey, SessionID: prime.SessionID}, hub.RoomIDInput{RoomID: room.RoomID})
+	if err != nil || got.Brief.Revision != 2 {
+		t.Errorf("RoomBriefGet after the function ran = %+v, %v; want revision 2", got, err)
+	}
+}
