@@ -47,6 +47,9 @@ type Flag struct {
 	// behind the admin socket therefore never opens a path a client named,
 	// and relative paths resolve against the caller's working directory.
 	File bool
+	// Switch marks a flag that takes no value (--on): present means on, and
+	// the command receives it as "true"; absent, it is absent from Args.
+	Switch bool
 }
 
 // Args are a command's flag values by flag name (for File flags, the file's
@@ -58,6 +61,9 @@ type Command struct {
 	Name    string
 	Summary string
 	Flags   []Flag
+	// Validate, when set, checks how flags combine (exactly one of --on and
+	// --off) beyond what each flag says; its error is a usage error.
+	Validate func(args Args) error
 	// Run performs the command. Its result is printed as JSON; its error is
 	// normalized to an apperr envelope.
 	Run func(ctx context.Context, a *hub.Admin, args Args) (any, error)
@@ -76,6 +82,7 @@ type agentList struct {
 }
 
 // commands is the table of admin commands, in the order usage shows them.
+// The room and directory commands (commands_rooms.go) join it at init.
 var commands = []*Command{
 	{
 		Name:    "create-box",
@@ -174,6 +181,12 @@ func (c *Command) check(args Args) error {
 		if f.Required && args[f.Name] == "" {
 			return fmt.Errorf("%s: missing required flag --%s", c.Name, f.Name)
 		}
+		if v, ok := args[f.Name]; ok && f.Switch && v != "true" {
+			return fmt.Errorf("%s: --%s takes no value", c.Name, f.Name)
+		}
+	}
+	if c.Validate != nil {
+		return c.Validate(args)
 	}
 	return nil
 }

@@ -140,7 +140,12 @@ func parse(args []string) (Request, *target, error) {
 	fs.SetOutput(io.Discard)
 	t.register(fs)
 	values := make(map[string]*string, len(cmd.Flags))
+	switches := map[string]*bool{}
 	for _, f := range cmd.Flags {
+		if f.Switch {
+			switches[f.Name] = fs.Bool(f.Name, false, f.Usage)
+			continue
+		}
 		values[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := fs.Parse(rest[1:]); err != nil {
@@ -153,6 +158,9 @@ func parse(args []string) (Request, *target, error) {
 	fs.Visit(func(f *flag.Flag) {
 		if p, ok := values[f.Name]; ok {
 			req.Args[f.Name] = *p
+		}
+		if p, ok := switches[f.Name]; ok && *p {
+			req.Args[f.Name] = "true"
 		}
 		dataSet = dataSet || f.Name == "data"
 	})
@@ -318,9 +326,12 @@ Commands:
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %s", c.Name)
 		for _, f := range c.Flags {
-			if f.Required {
+			switch {
+			case f.Switch:
+				fmt.Fprintf(&b, " [--%s]", f.Name)
+			case f.Required:
 				fmt.Fprintf(&b, " --%s %s", f.Name, strings.ToUpper(f.Name))
-			} else {
+			default:
 				fmt.Fprintf(&b, " [--%s %s]", f.Name, strings.ToUpper(f.Name))
 			}
 		}

@@ -18,16 +18,15 @@ import (
 // fixture is one hub on one adapter with a box of two agents and a second
 // box with one agent.
 type fixture struct {
-	t      *testing.T
-	h      *hub.Hub
-	st     *teststores.Counting
-	clock  *teststores.Clock
-	box    string
-	a, b   *hub.AgentInfo // agents of box
-	other  *hub.AgentInfo // agent of another box
-	ctx    context.Context
-	raw    store.Store
-	wrapFn func(store.Store) store.Store
+	t     *testing.T
+	h     *hub.Hub
+	st    *teststores.Counting
+	clock *teststores.Clock
+	box   string
+	a, b  *hub.AgentInfo // agents of box
+	other *hub.AgentInfo // agent of another box
+	ctx   context.Context
+	raw   store.Store
 }
 
 func newFixture(t *testing.T, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {

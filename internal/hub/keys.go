@@ -38,3 +38,81 @@ func idemKey(agent, tool, key string) store.Key {
 	return store.Key{PK: "idem#" + agent, SK: tool + "#" + key}
 }
 func boxAgentsIndex(box string) string { return "box#" + box + "#agents" }
+
+// Directory and rooms (issue #3). Room-scoped items share the room's
+// partition, so a room's roster is one Query and a tool's checks one batch.
+//
+//	agent#<agent>  card                 directory card: the owner's name plus the agent's own public
+//	                                    fields (Version = card revision); GSI2 box#<box>#directory /
+//	                                    <folded name>\x01<agent> while listed and active (sparse)
+//	agent#<agent>  count#memberships    membership generation (Count): +1 on every add and remove;
+//	                                    rooms_list cursors are bound to it
+//	agent#<agent>  member#<room>        current membership, agent side (rooms_list, agent_prime)
+//	room#<room>    room                 room record: box, name, archived (Version = admin revision);
+//	                                    GSI1 box#<box>#rooms / <folded name>\x01<room>
+//	room#<room>    brief                room brief (Version = brief revision; absent is revision 0)
+//	room#<room>    member#<agent>       current membership, room side: epoch, follow preference
+//	                                    (Version = membership revision, unique across epochs)
+//	room#<room>    epoch#<agent>        epoch ledger, never deleted (Version = epochs started)
+//	room#<room>    count#members        current member count (Count)
+//
+// The \x01 separator sorts below every character a name may hold (names
+// have no control characters), so "ab" sorts before "ab c" and the id
+// breaks ties between equal names.
+func cardKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "card"} }
+func membershipGenKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#memberships"}
+}
+func agentMemberKey(agent, room string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "member#" + room}
+}
+func roomKey(room string) store.Key  { return store.Key{PK: "room#" + room, SK: "room"} }
+func briefKey(room string) store.Key { return store.Key{PK: "room#" + room, SK: "brief"} }
+func roomMemberKey(room, agent string) store.Key {
+	return store.Key{PK: "room#" + room, SK: "member#" + agent}
+}
+func rosterPrefix(room string) (pk, prefix string) { return "room#" + room, "member#" }
+func epochKey(room, agent string) store.Key {
+	return store.Key{PK: "room#" + room, SK: "epoch#" + agent}
+}
+func memberCountKey(room string) store.Key { return store.Key{PK: "room#" + room, SK: "count#members"} }
+func directoryIndex(box string) string     { return "box#" + box + "#directory" }
+func boxRoomsIndex(box string) string      { return "box#" + box + "#rooms" }
+
+// orderKey is an index sort key ordering by folded name, then id.
+func orderKey(name, id string) string { return sortFold(name) + "\x01" + id }
+
+// Spaces and memory (seed 002; spaces.go, memory.go):
+//
+//	space#<space>    space                  the space (Version = space version); a public
+//	                                        one is also in GSI1 box#<box>#spaces / <created>#<space>
+//	space#<space>    members                a private space's member counter (Version =
+//	                                        membership revision, Count = members)
+//	space#<space>    member#<agent>         a private space's member
+//	agent#<agent>    space#<created>#<space> the member's side of it, for list_spaces
+//	agent#<agent>    memory#<name>          a memory note (Version = note version)
+//	agent#<agent>    count#memory           the agent's note counter (Version = revision,
+//	                                        Count = notes)
+//
+// <created> is spaceSortKey's fixed-width creation time, so the public index
+// and every agent's private list share one order and one cursor.
+func spaceKey(space string) store.Key { return store.Key{PK: "space#" + space, SK: "space"} }
+func spaceMembersKey(space string) store.Key {
+	return store.Key{PK: "space#" + space, SK: "members"}
+}
+func spaceMemberKey(space, agent string) store.Key {
+	return store.Key{PK: "space#" + space, SK: "member#" + agent}
+}
+func spaceMemberPrefix(space string) (pk, prefix string) { return "space#" + space, "member#" }
+func agentSpaceKey(agent, sortKey string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "space#" + sortKey}
+}
+func agentSpacePrefix(agent string) (pk, prefix string) { return "agent#" + agent, "space#" }
+func boxSpacesIndex(box string) string                  { return "box#" + box + "#spaces" }
+func memoryKey(agent, name string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "memory#" + name}
+}
+func memoryPrefix(agent string) (pk, prefix string) { return "agent#" + agent, "memory#" }
+func memoryCounterKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#memory"}
+}

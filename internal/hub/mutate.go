@@ -96,18 +96,32 @@ func commit[Out any, P interface {
 	*Out
 	replayable
 }](ctx context.Context, h *Hub, c *Caller, m mutation, ops []guardedOp, out P) (P, error) {
-	rec := idemRecord{Tool: m.tool, RequestHash: m.hash, Response: encode(out), At: c.Now}
-	rk := m.recordKey(c.AgentID)
+	return commitAs(ctx, h, c, m, ops, out, encode(out))
+}
+
+// commitAs is commit with stored, not out, as what a replay answers: the
+// seed-002 tools return the resource but replay only the compact operation
+// receipt (operation.go). A mutation without a key (a seed-002 call without
+// operation_key) writes no idempotency record at all.
+func commitAs[Out any, P interface {
+	*Out
+	replayable
+}](ctx context.Context, h *Hub, c *Caller, m mutation, ops []guardedOp, out P, stored []byte) (P, error) {
 	// The record goes first: both adapters report the first failing
 	// condition, and a concurrent duplicate must be recognised as such
 	// even though it also fails the tool's own CAS.
-	const idemAt = 0
+	idemAt := -1
 	all := make([]guardedOp, 0, len(ops)+4)
-	all = append(all, guardedOp{op: store.Put(&store.Item{
-		PK: rk.PK, SK: rk.SK, Version: 1,
-		ExpiresAt: c.Now.Add(h.idemTT).Unix(),
-		Data:      encode(rec),
-	}, store.Absent)})
+	if m.key != "" {
+		idemAt = 0
+		rec := idemRecord{Tool: m.tool, RequestHash: m.hash, Response: stored, At: c.Now}
+		rk := m.recordKey(c.AgentID)
+		all = append(all, guardedOp{op: store.Put(&store.Item{
+			PK: rk.PK, SK: rk.SK, Version: 1,
+			ExpiresAt: c.Now.Add(h.idemTT).Unix(),
+			Data:      encode(rec),
+		}, store.Absent)})
+	}
 	all = append(all, ops...)
 	all = append(all, authChecks(c)...)
 
@@ -129,7 +143,7 @@ func commit[Out any, P interface {
 		}
 		return nil, apperr.Wrap(apperr.StorageFailure, "The request could not be completed.", err)
 	}
-	if errors.Is(err, store.ErrUnavailable) {
+	if errors.Is(err, store.ErrUnavailable) && idemAt >= 0 {
 		// A conflicting transaction may be a concurrent duplicate that has
 		// committed by now: answer as its replay if so.
 		if got, rerr := reread[Out, P](ctx, h, c, m); rerr == nil {

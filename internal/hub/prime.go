@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -22,7 +21,8 @@ type PrimeOutput struct {
 	Profile            ProfileDTO    `json:"profile"`
 	Checkpoint         CheckpointDTO `json:"checkpoint"`
 	CheckpointMismatch bool          `json:"checkpoint_mismatch" desc:"True when checkpoint_revision was given and differs from the current revision."`
-	Rooms              []RoomRef     `json:"rooms" desc:"Current room memberships."`
+	Rooms              []RoomRef     `json:"rooms" desc:"Current room memberships (the first 100 by room id; rooms_list pages through all)."`
+	RoomsTruncated     bool          `json:"rooms_truncated,omitempty" desc:"True when you are in more rooms than rooms lists; use rooms_list."`
 	UnreadCount        int64         `json:"unread_count" desc:"Live count of unacknowledged attention rows."`
 	OpenRequestCount   int64         `json:"open_request_count" desc:"Live count of requests addressed to you without a declaration."`
 	Limits             Limits        `json:"limits"`
@@ -33,26 +33,6 @@ type AgentSelf struct {
 	AgentID string `json:"agent_id"`
 	BoxID   string `json:"box_id"`
 	Name    string `json:"name"`
-}
-
-// RoomRef is a current membership as agent_prime and rooms_list show it.
-type RoomRef struct {
-	RoomID        string   `json:"room_id"`
-	Name          string   `json:"name"`
-	Follow        string   `json:"follow"`
-	BriefRevision Revision `json:"brief_revision"`
-	Archived      bool     `json:"archived"`
-}
-
-// membershipRecord is the agent-side copy of a current membership.
-type membershipRecord struct {
-	RoomID        string    `json:"room_id"`
-	Name          string    `json:"name"`
-	Epoch         uint64    `json:"epoch"`
-	Follow        string    `json:"follow"`
-	BriefRevision uint64    `json:"brief_revision"`
-	Archived      bool      `json:"archived"`
-	JoinedAt      time.Time `json:"joined_at"`
 }
 
 // Prime opens or resumes the caller's durable session, records the profile
@@ -95,19 +75,9 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		return nil, storageErr(err)
 	}
 
-	pk, prefix := membershipPrefix(c.AgentID)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
+	rooms, moreRooms, err := h.currentRooms(ctx, c.AgentID, MaxPrimeRooms)
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	rooms := make([]RoomRef, 0, len(rows))
-	for _, it := range rows {
-		m, err := decode[membershipRecord](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		rooms = append(rooms, RoomRef{RoomID: m.RoomID, Name: m.Name, Follow: m.Follow,
-			BriefRevision: Revision(m.BriefRevision), Archived: m.Archived})
+		return nil, err
 	}
 
 	cp, err := checkpointDTO(items[0])
@@ -121,6 +91,7 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		Profile:          profileDTO(c.Agent, c.Profile, c.ProfileVersion),
 		Checkpoint:       cp,
 		Rooms:            rooms,
+		RoomsTruncated:   moreRooms,
 		UnreadCount:      count(items[1]),
 		OpenRequestCount: count(items[2]),
 		Limits:           h.Limits(),

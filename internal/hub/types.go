@@ -70,6 +70,18 @@ type Limits struct {
 	RequestBytes        int `json:"request_max_bytes"`
 	SessionIdleSeconds  int `json:"session_idle_seconds"`
 	IdempotencyTTLHours int `json:"idempotency_ttl_hours"`
+	// Spaces and memory (spaces.go, memory.go).
+	SpaceMembersMax    int `json:"space_members_max"`
+	MemoryNotesMax     int `json:"memory_notes_max"`
+	MemoryContentBytes int `json:"memory_content_max_bytes"`
+	PageItemsMax       int `json:"page_items_max"`
+	// Directory and rooms (directory.go, rooms.go).
+	DirectoryQueryChars int `json:"directory_query_max_chars"`
+	DirectoryPageMax    int `json:"directory_page_max"`
+	RoomBriefBytes      int `json:"room_brief_max_bytes"`
+	RoomRosterMax       int `json:"room_roster_max"`
+	RoomsPageMax        int `json:"rooms_page_max"`
+	PrimeRoomsMax       int `json:"prime_rooms_max"`
 }
 
 // The limits of seed 000 and 002, enforced by the service.
@@ -102,6 +114,11 @@ func (h *Hub) Limits() Limits {
 		IDChars: MaxIDChars, RequestBytes: MaxRequestBytes,
 		SessionIdleSeconds:  int(h.idle.Seconds()),
 		IdempotencyTTLHours: int(h.idemTT.Hours()),
+		SpaceMembersMax:     MaxSpaceMembers, MemoryNotesMax: MaxMemoryNotes,
+		MemoryContentBytes: MaxMemoryContentBytes, PageItemsMax: MaxPageItems,
+		DirectoryQueryChars: MaxQueryChars, DirectoryPageMax: MaxDirectoryPage,
+		RoomBriefBytes: MaxBriefBytes, RoomRosterMax: MaxRosterMembers,
+		RoomsPageMax: MaxRoomsPage, PrimeRoomsMax: MaxPrimeRooms,
 	}
 }
 

@@ -20,6 +20,12 @@ type Contract struct {
 	Annotations              map[string]bool   `json:"annotations"`
 	AnnotationJustifications map[string]string `json:"annotation_justifications"`
 	SecuritySchemes          []SecurityScheme  `json:"security_schemes"`
+	// ResultSchema, RESTContract and MCPContract are set for seed-002
+	// (IDData) tools only: the precise success shape and the seed's two
+	// contract blocks (seed002.go).
+	ResultSchema *schema.Schema `json:"result_schema,omitempty"`
+	RESTContract *RESTContract  `json:"rest_contract,omitempty"`
+	MCPContract  *MCPContract   `json:"mcp_contract,omitempty"`
 }
 
 // RESTRoute is a tool's REST binding.
@@ -63,6 +69,9 @@ func (t *Tool) Contract() Contract {
 		AnnotationJustifications: t.Hints.Why,
 		SecuritySchemes:          []SecurityScheme{{Type: "oauth2", Scopes: []string{t.Scope}}},
 	}
+	if t.Shape == IDData {
+		c.ResultSchema, c.RESTContract, c.MCPContract = t.Result, t.restContract(), t.mcpContract()
+	}
 	if t.Authenticated {
 		c.REST.Authorization = "Bearer <agent_key>"
 		if t.Name != "agent_prime" {
@@ -88,3 +97,7 @@ func (r *Registry) ContractsJSON() []byte {
 	}
 	return buf.Bytes()
 }
+
+// IntegerRevisions reports whether the tool's contract carries revisions as
+// JSON integers (seed 002) rather than decimal strings (seed 000).
+func (t *Tool) IntegerRevisions() bool { return t.Seed == "002" }

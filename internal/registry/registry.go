@@ -67,10 +67,14 @@ type Tool struct {
 	// Authenticated is false only for get_help, whose answer is public
 	// documentation.
 	Authenticated bool
-	// Input and Output are the schemas of the tool's arguments (for IDData
-	// tools: of data) and result, generated from the Go types.
+	// Input and Output are the schemas of the tool's arguments and result,
+	// generated from the Go types. For IDData tools Input is the {id, data}
+	// (or {data}) object itself and Output is seed 002's generic output
+	// schema, which covers results, receipts and errors alike; Result then
+	// holds the precise schema of a successful result (see seed002.go).
 	Input  *schema.Schema
 	Output *schema.Schema
+	Result *schema.Schema
 	// ExampleArgs is an example of the arguments (IDData: of data).
 	ExampleArgs json.RawMessage
 
@@ -103,7 +107,7 @@ func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credenti
 	t.Input = schema.Of[In]()
 	t.Output = schema.Of[Out]()
 	if t.Shape == IDData {
-		t.Input = idDataSchema(t.Input)
+		t.seed002()
 	}
 	t.call = func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
 		var in In
@@ -209,21 +213,3 @@ func (r *Registry) Only(name string) (*Registry, error) {
 	}
 	return &Registry{tools: []*Tool{t}, byName: map[string]*Tool{name: t}}, nil
 }
-
-// idDataSchema wraps a seed-002 data schema in the MCP {id, data} form.
-func idDataSchema(data *schema.Schema) *schema.Schema {
-	f := false
-	one, eighty := int64(1), int64(80)
-	return &schema.Schema{
-		Type: "object",
-		Properties: map[string]*schema.Schema{
-			"id": {Type: "string", MinLength: &one, MaxLength: &eighty,
-				Description: "Resource ID from a prior response. For memory use your stable note name, e.g. working-context.",
-				Example:     "REPLACE_WITH_RESOURCE_ID"},
-			"data": data,
-		},
-		Required:             []string{"id", "data"},
-		AdditionalProperties: &f,
-	}
-}
-

@@ -7,7 +7,7 @@ import (
 // declare lists every tool, in the order documentation shows them. This is
 // the one place a tool is named.
 func declare(r *Registry) []*Tool {
-	return []*Tool{
+	tools := []*Tool{
 		define(Tool{
 			Name: "agent_prime", Title: "Prime session", Group: "session and self", Seed: "000",
 			Description: "Open or resume your durable session and read your current profile and version, checkpoint (with a mismatch flag against the revision you hold), current rooms, live unread and request counts, and the service limits. Never ACKs anything.",
@@ -54,4 +54,7 @@ func declare(r *Registry) []*Tool {
 		}, (*hub.Hub).CheckpointSave),
 		helpTool(r),
 	}
+	tools = append(tools, directoryAndRoomTools()...)
+	tools = append(tools, spaceAndMemoryTools()...)
+	return tools
 }
