@@ -206,7 +206,7 @@ func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectoryS
 	if err != nil {
 		return nil, err
 	}
-	scope := cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q)}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q), Key: c.cursorKey}
 	from := ""
 	if in.Cursor != "" {
 		var pos dirPos

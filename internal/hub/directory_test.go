@@ -208,11 +208,13 @@ func TestDirectoryUpdateSelfOwnerFieldsRefused(t *testing.T) {
 
 func TestDirectoryUpdateSelfCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
 		cr := f.prime(f.a)
 		const n = 8
 		errs := make([]error, n)
 		var wg sync.WaitGroup
+		b.arm(n) // every racer reads before any writes
 		start := make(chan struct{})
 		for i := range n {
 			wg.Go(func() {

@@ -28,6 +28,12 @@ import (
 // note, so the bound holds under concurrency without ever querying the
 // notes. Concurrent creates of different names contend on that counter;
 // the loser runs again (retryContended) against the new count.
+//
+// Versions never repeat for a name. The counter also keeps the highest
+// version any deleted note had, and a note created afterwards starts above
+// it: otherwise a name deleted and created again would be back at version
+// 1, and a client still holding the deleted note's version 1 would
+// overwrite (or delete) the new note with a stale CAS.
 
 // Memory limits, enforced by the service.
 const (
@@ -36,6 +42,25 @@ const (
 	// MaxMemoryContentBytes bounds a note's content (UTF-8).
 	MaxMemoryContentBytes = 16 << 10
 )
+
+// memoryCounterRecord is the note counter's data; its item's Count is the
+// number of notes.
+type memoryCounterRecord struct {
+	// VersionFloor is the highest version of any deleted note.
+	VersionFloor uint64 `json:"version_floor,omitempty"`
+}
+
+// memoryFloor returns the counter's version floor (0 without a counter).
+func memoryFloor(counter *store.Item) (uint64, error) {
+	if counter == nil || len(counter.Data) == 0 {
+		return 0, nil
+	}
+	rec, err := decode[memoryCounterRecord](counter)
+	if err != nil {
+		return 0, apperr.Normalize(err)
+	}
+	return rec.VersionFloor, nil
+}
 
 // memoryRecord is a stored note.
 type memoryRecord struct {
@@ -166,16 +191,20 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 			return nil, apperr.Conflict(current)
 		}
 
+		floor, err := memoryFloor(counter)
+		if err != nil {
+			return nil, err
+		}
 		k := memoryKey(c.AgentID, in.ID)
-		cond := store.AtVersion(current)
+		cond, next := store.AtVersion(current), current+1
 		if current == 0 {
-			cond = store.Absent
+			cond, next = store.Absent, floor+1
 		}
 		// The note goes before the counter: when a concurrent creator of
 		// the same name has won, the note's condition is the first to fail
 		// and the answer is REVISION_CONFLICT, not a retry.
 		ops := []guardedOp{{
-			op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}, cond),
+			op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: next, Data: encode(rec)}, cond),
 			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
 		}}
 		if current == 0 {
@@ -183,23 +212,25 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 			if n >= MaxMemoryNotes {
 				return nil, apperr.Limit("memory", "200 notes per agent; delete one first")
 			}
-			ops = append(ops, counterOp(c.AgentID, counter, n+1))
+			ops = append(ops, counterOp(c.AgentID, counter, n+1, floor))
 		}
-		out = &MemoryMutationOutput{Note: memoryDTO(rec, current+1)}
-		out.Operation = operation(c, m, in.ID, current+1)
+		out = &MemoryMutationOutput{Note: memoryDTO(rec, next)}
+		out.Operation = operation(c, m, in.ID, next)
 		return commitOperation(ctx, h, c, m, ops, out)
 	})
 }
 
-// counterOp moves the note counter to n by CAS on its revision.
-func counterOp(agent string, counter *store.Item, n int64) guardedOp {
+// counterOp moves the note counter to n notes and the version floor to
+// floor by CAS on its revision.
+func counterOp(agent string, counter *store.Item, n int64, floor uint64) guardedOp {
 	k := memoryCounterKey(agent)
 	cond, rev := store.Absent, uint64(1)
 	if counter != nil {
 		cond, rev = store.AtVersion(counter.Version), counter.Version+1
 	}
 	return guardedOp{
-		op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: rev, Count: max(n, 0)}, cond),
+		op: store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: rev, Count: max(n, 0),
+			Data: encode(memoryCounterRecord{VersionFloor: floor})}, cond),
 		onFail: func(context.Context) error { return errContended },
 	}
 }
@@ -274,7 +305,7 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 	if err != nil {
 		return nil, err
 	}
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory"}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory", Key: c.cursorKey}
 	pk, prefix := memoryPrefix(c.AgentID)
 	from := prefix
 	if in.Data.Cursor != "" {
@@ -369,6 +400,10 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 		if uint64(d.ExpectedVersion) != note.Version {
 			return nil, apperr.Conflict(note.Version)
 		}
+		floor, err := memoryFloor(counter)
+		if err != nil {
+			return nil, err
+		}
 		k := memoryKey(c.AgentID, in.ID)
 		ops := []guardedOp{{
 			op: store.Delete(k, store.AtVersion(note.Version)),
@@ -382,7 +417,7 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 				}
 				return apperr.Conflict(it.Version)
 			},
-		}, counterOp(c.AgentID, counter, count(counter)-1)}
+		}, counterOp(c.AgentID, counter, count(counter)-1, max(floor, note.Version))}
 		out = &DeleteMemoryOutput{Deleted: &DeletedNote{Name: in.ID, Version: note.Version}}
 		out.Operation = operation(c, m, in.ID, note.Version)
 		return commitOperation(ctx, h, c, m, ops, out)

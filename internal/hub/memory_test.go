@@ -93,9 +93,10 @@ func TestMemoryLifecycle(t *testing.T) {
 		wantCode(t, "GetMemory(deleted)", err, apperr.NotFoundOrForbidden)
 		_, err = deleteNote(f, cr, "working-context", 2, "")
 		wantCode(t, "DeleteMemory(deleted)", err, apperr.NotFoundOrForbidden)
-		// A deleted name can be created again from version 0.
-		if out, err := saveNote(f, cr, "working-context", 0, "reborn", ""); err != nil || out.Note.Version != 1 {
-			t.Fatalf("SaveMemory(0) after delete = %+v, %v; want version 1", out, err)
+		// A deleted name can be created again from version 0, above every
+		// version it had (TestStaleVersionOfDeletedNote).
+		if out, err := saveNote(f, cr, "working-context", 0, "reborn", ""); err != nil || out.Note.Version != 3 {
+			t.Fatalf("SaveMemory(0) after delete = %+v, %v; want version 3", out, err)
 		}
 		if _, last := listNotes(f, cr, 10); last.Total != 2 {
 			t.Errorf("ListMemory total = %d, want 2", last.Total)
@@ -541,4 +542,66 @@ func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
 		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
 	}
 	return r.Store.Write(ctx, ops)
+}
+
+// TestStaleVersionOfDeletedNote: a version read before a note was deleted
+// stays stale after the name is created again. Were the new note to start
+// again at version 1, a client still holding the old incarnation's version
+// would overwrite (or delete) the new note: the ABA case of CAS.
+func TestStaleVersionOfDeletedNote(t *testing.T) {
+	cases := []struct {
+		name    string
+		updates int // saves after the create, before the delete
+	}{
+		{"DeletedAtVersion1", 0},
+		{"DeletedAtVersion3", 2},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newFixture(t, ad)
+				cr := f.prime(f.a)
+				// Other notes come and go too: the new note must also
+				// start above their versions' reuse.
+				if _, err := saveNote(f, cr, "other", 0, "x", ""); err != nil {
+					t.Fatalf("SaveMemory(other): %v", err)
+				}
+				out, err := saveNote(f, cr, "plan", 0, "old incarnation", "")
+				if err != nil {
+					t.Fatalf("SaveMemory(plan, 0): %v", err)
+				}
+				stale := int64(out.Note.Version)
+				for i := range tc.updates {
+					if out, err = saveNote(f, cr, "plan", stale, fmt.Sprintf("old %d", i), ""); err != nil {
+						t.Fatalf("SaveMemory(plan, %d): %v", stale, err)
+					}
+					stale = int64(out.Note.Version)
+				}
+				if _, err := deleteNote(f, cr, "plan", stale, ""); err != nil {
+					t.Fatalf("DeleteMemory(plan, %d): %v", stale, err)
+				}
+				reborn, err := saveNote(f, cr, "plan", 0, "new incarnation", "")
+				if err != nil {
+					t.Fatalf("SaveMemory(plan, 0) after delete: %v", err)
+				}
+				// Every version the old incarnation ever had is stale now.
+				for v := int64(1); v <= stale; v++ {
+					_, err = saveNote(f, cr, "plan", v, "written from a stale read", "")
+					e := wantCode(t, fmt.Sprintf("SaveMemory(plan, old version %d)", v), err, apperr.RevisionConflict)
+					if e.CurrentRevision == nil || *e.CurrentRevision != reborn.Note.Version {
+						t.Errorf("SaveMemory(plan, old version %d): current = %v, want %d", v, e.CurrentRevision, reborn.Note.Version)
+					}
+					_, err = deleteNote(f, cr, "plan", v, "")
+					wantCode(t, fmt.Sprintf("DeleteMemory(plan, old version %d)", v), err, apperr.RevisionConflict)
+				}
+				got, err := getNote(f, cr, "plan")
+				if err != nil || got.Note.Content != "new incarnation" || got.Note.Version != reborn.Note.Version {
+					t.Fatalf("GetMemory(plan) = %+v, %v; want the new incarnation at version %d untouched", got, err, reborn.Note.Version)
+				}
+				if _, last := listNotes(f, cr, 10); last.Total != 2 {
+					t.Errorf("ListMemory total = %d, want 2", last.Total)
+				}
+			})
+		}
+	})
 }

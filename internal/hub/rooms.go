@@ -239,7 +239,7 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 	if err != nil {
 		return nil, err
 	}
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: uint64(count(items[0]))}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: uint64(count(items[0])), Key: c.cursorKey}
 	pk, prefix := membershipPrefix(c.AgentID)
 	from := prefix
 	if in.Cursor != "" {
@@ -454,7 +454,11 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 	}
 	mem.Follow = in.Follow
 	mk := roomMemberKey(room.ID, c.AgentID)
+	// The archive check goes before the CAS: when both fail (a concurrent
+	// archive and follow), the answer is ROOM_ARCHIVED, which no retry
+	// can get past, not a REVISION_CONFLICT inviting one.
 	return commit(ctx, h, c, m, []guardedOp{
+		h.roomUnchanged(room.ID, items[1].Version),
 		{
 			op: store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current)),
 			onFail: func(ctx context.Context) error {
@@ -468,7 +472,6 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 				return apperr.Conflict(it.Version)
 			},
 		},
-		h.roomUnchanged(room.ID, items[1].Version),
 	}, &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)})
 }
 
@@ -625,15 +628,19 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 	if err != nil {
 		return nil, err
 	}
+	// Checks in the order of the read path: membership, archive, then the
+	// CAS. When several fail, the first decides the answer, so a member
+	// removed meanwhile gets NOT_FOUND_OR_FORBIDDEN, never the current
+	// revision of a room it may no longer see.
 	return commit(ctx, h, c, m, []guardedOp{
-		{
-			op:     store.Put(item, cond),
-			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, bk) },
-		},
-		h.roomUnchanged(room.ID, items[1].Version),
 		{
 			op:     store.Check(roomMemberKey(room.ID, c.AgentID), store.Present),
 			onFail: func(context.Context) error { return apperr.Forbidden() },
+		},
+		h.roomUnchanged(room.ID, items[1].Version),
+		{
+			op:     store.Put(item, cond),
+			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, bk) },
 		},
 	}, &RoomBriefOutput{Brief: b})
 }

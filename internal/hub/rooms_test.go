@@ -344,7 +344,8 @@ func TestRoomRoster(t *testing.T) {
 
 func TestRoomFollowCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
 		room := f.mustRoom("race", "")
 		m := f.mustAdd(room.RoomID, f.a)
 		cr := f.prime(f.a)
@@ -352,6 +353,7 @@ func TestRoomFollowCASRace(t *testing.T) {
 		outs := make([]*hub.RoomFollowOutput, len(prefs))
 		errs := make([]error, len(prefs))
 		var wg sync.WaitGroup
+		b.arm(len(prefs)) // every racer reads before any writes
 		start := make(chan struct{})
 		for i, p := range prefs {
 			wg.Go(func() {
@@ -389,7 +391,8 @@ func TestRoomFollowCASRace(t *testing.T) {
 
 func TestRoomBriefCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var bar *writeBarrier
+		f := newFixture(t, ad, withBarrier(&bar))
 		room := f.mustRoom("race", "base")
 		f.mustAdd(room.RoomID, f.a)
 		f.mustAdd(room.RoomID, f.b)
@@ -397,6 +400,7 @@ func TestRoomBriefCASRace(t *testing.T) {
 		const n = 8
 		errs := make([]error, n)
 		var wg sync.WaitGroup
+		bar.arm(n) // every racer reads before any writes
 		start := make(chan struct{})
 		for i := range n {
 			wg.Go(func() {
@@ -836,6 +840,90 @@ func TestRoomRoundTrips(t *testing.T) {
 			}
 			if got := f.st.Reset(); got > c.max {
 				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
+			}
+		}
+	})
+}
+
+// TestRoomDoubleChangeBetweenReadAndWrite forces two changes between a
+// mutation's read and its write: the owner removes the member (or archives
+// the room) and, at the same moment, the revision the mutation expected
+// moves on. The write then fails more than one check, and the answer must
+// be the removal's (the same bytes as for a room that does not exist: a
+// removed member learns no current revision) or the archive's, never
+// REVISION_CONFLICT.
+func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
+	type env struct {
+		f        *fixture
+		room     string
+		rev      hub.Revision // alice's follow revision
+		crA, crB hub.Credentials
+		crA2     hub.Credentials // a second session of alice
+	}
+	muts := []struct {
+		name  string
+		call  func(e *env) error
+		bumps func(e *env) error // moves the expected revision on
+	}{
+		{"room_follow",
+			func(e *env) error { _, err := follow(e.f, e.crA, "mine", e.room, e.rev, "all"); return err },
+			func(e *env) error { _, err := follow(e.f, e.crA2, "theirs", e.room, e.rev, "mute"); return err }},
+		{"room_brief_update",
+			func(e *env) error { _, err := appendBrief(e.f, e.crA, "mine", e.room, 1, "mine"); return err },
+			func(e *env) error { _, err := appendBrief(e.f, e.crB, "theirs", e.room, 1, "theirs"); return err }},
+	}
+	changes := []struct {
+		name   string
+		change func(e *env) error
+		want   func(e *env) string // the wanted error envelope
+	}{
+		{"Removed",
+			func(e *env) error { _, err := e.f.h.Admin().RemoveMember(e.f.ctx, e.room, e.f.a.AgentID); return err },
+			func(e *env) string {
+				_, err := e.f.h.RoomBriefGet(e.f.ctx, e.crA, hub.RoomIDInput{RoomID: uuid.NewString()})
+				return envelope(e.f.t, err)
+			}},
+		{"Archived",
+			func(e *env) error { _, err := e.f.h.Admin().ArchiveRoom(e.f.ctx, e.room); return err },
+			func(e *env) string {
+				_, err := follow(e.f, e.crA, "after", e.room, e.rev, "all")
+				return envelope(e.f.t, err)
+			}},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		for _, mu := range muts {
+			for _, ch := range changes {
+				t.Run(mu.name+"/"+ch.name+"AndRevisionMoved", func(t *testing.T) {
+					var hook atomic.Pointer[func()]
+					f := newFixture(t, ad, func(s store.Store) store.Store {
+						return &beforeWrite{Store: s, hook: func() {
+							if fn := hook.Swap(nil); fn != nil {
+								(*fn)()
+							}
+						}}
+					})
+					room := f.mustRoom("r", "brief")
+					m := f.mustAdd(room.RoomID, f.a)
+					f.mustAdd(room.RoomID, f.b)
+					e := &env{f: f, room: room.RoomID, rev: m.FollowRevision,
+						crA: f.prime(f.a), crA2: f.prime(f.a), crB: f.prime(f.b)}
+					fn := func() {
+						if err := mu.bumps(e); err != nil {
+							t.Errorf("%s by another caller: %v", mu.name, err)
+						}
+						if err := ch.change(e); err != nil {
+							t.Errorf("%s: %v", ch.name, err)
+						}
+					}
+					hook.Store(&fn)
+					err := mu.call(e)
+					if err == nil {
+						t.Fatalf("%s racing a concurrent %s and %s: got success", mu.name, mu.name, ch.name)
+					}
+					if got, want := envelope(t, err), ch.want(e); got != want {
+						t.Errorf("%s racing a concurrent %s and %s: got %s, want %s", mu.name, mu.name, ch.name, got, want)
+					}
+				})
 			}
 		}
 	})

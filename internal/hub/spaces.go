@@ -426,16 +426,19 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 	next := *rec
 	next.Title, next.Goal, next.Status, next.UpdatedAt, next.UpdatedBy = d.Title, d.Goal, d.Status, c.Now, c.AgentID
 	k := spaceKey(rec.ID)
-	ops := []guardedOp{{
-		op:     store.Put(next.item(current+1), store.AtVersion(current)),
-		onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
-	}}
+	var ops []guardedOp
 	if rec.Visibility == visibilityPriv {
+		// Before the CAS: when both fail, the first decides the answer, and
+		// a member removed meanwhile must not learn the current version.
 		ops = append(ops, guardedOp{
 			op:     store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
 			onFail: func(context.Context) error { return apperr.Forbidden() },
 		})
 	}
+	ops = append(ops, guardedOp{
+		op:     store.Put(next.item(current+1), store.AtVersion(current)),
+		onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
+	})
 	out = &SpaceMutationOutput{Space: spaceDTO(&next, current+1)}
 	out.Operation = operation(c, m, rec.ID, current+1)
 	return commitOperation(ctx, h, c, m, ops, out)
@@ -474,7 +477,7 @@ func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput
 	if err != nil {
 		return nil, err
 	}
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID}
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey}
 	var after string
 	if in.Data.Cursor != "" {
 		var pos spacesPos

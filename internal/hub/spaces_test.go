@@ -761,3 +761,48 @@ func TestSeed002RoundTrips(t *testing.T) {
 		}
 	})
 }
+
+// TestRemovedMemberLearnsNoVersion forces the creator to update a private
+// space and remove a member after the member's update read the space and
+// before it writes. The write fails both its CAS and its membership check;
+// the answer must be exactly the unknown id's, not a REVISION_CONFLICT
+// carrying the current version of a space the caller may no longer see.
+func TestRemovedMemberLearnsNoVersion(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var hook atomic.Pointer[func()]
+		f := newFixture(t, ad, func(s store.Store) store.Store {
+			return &beforeWrite{Store: s, hook: func() {
+				if fn := hook.Swap(nil); fn != nil {
+					(*fn)()
+				}
+			}}
+		})
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		priv := mustCreateSpace(f, crA, "private", "Private")
+		if _, err := addMember(f, crA, priv.ID, f.b.AgentID); err != nil {
+			t.Fatalf("AddSpaceMember: %v", err)
+		}
+		_, err := getSpace(f, crB, unknownSpace)
+		unknown := envelopeJSON(t, err)
+		fn := func() {
+			if _, err := updateSpace(f, crA, priv.ID, 1, "Renamed", "active", ""); err != nil {
+				t.Errorf("UpdateSpace by the creator: %v", err)
+			}
+			if _, err := removeMember(f, crA, priv.ID, f.b.AgentID); err != nil {
+				t.Errorf("RemoveSpaceMember: %v", err)
+			}
+		}
+		hook.Store(&fn)
+		_, err = updateSpace(f, crB, priv.ID, 1, "Sneaky", "active", "")
+		if err == nil {
+			t.Fatalf("UpdateSpace by a member removed meanwhile: got success, want %s", unknown)
+		}
+		if got := envelopeJSON(t, err); got != unknown {
+			t.Errorf("UpdateSpace by a member removed meanwhile: got %s, want exactly the unknown id's %s", got, unknown)
+		}
+		got, _ := getSpace(f, crA, priv.ID)
+		if got.Space.Version != 2 || got.Space.Title != "Renamed" {
+			t.Errorf("space = %+v, want the creator's version 2", got.Space)
+		}
+	})
+}
