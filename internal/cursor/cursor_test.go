@@ -2,6 +2,8 @@ package cursor_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -14,7 +16,8 @@ type pos struct {
 }
 
 func TestRoundTripAndBinding(t *testing.T) {
-	scope := cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 3}
+	key := []byte("test-key-0123456789abcdef")
+	scope := cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 3, Key: key}
 	c := cursor.Encode(scope, pos{Seq: 18446744073709551615, Name: "zoë"})
 	var got pos
 	if err := cursor.Decode(c, scope, &got); err != nil || got.Seq != 18446744073709551615 || got.Name != "zoë" {
@@ -25,9 +28,13 @@ func TestRoundTripAndBinding(t *testing.T) {
 		name, cursor string
 		scope        cursor.Scope
 	}{
-		{"OtherAgent", c, cursor.Scope{Agent: "a2", Stream: "rooms", Epoch: 3}},
-		{"OtherStream", c, cursor.Scope{Agent: "a1", Stream: "inbox", Epoch: 3}},
-		{"OtherEpoch", c, cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 4}},
+		{"OtherAgent", c, cursor.Scope{Agent: "a2", Stream: "rooms", Epoch: 3, Key: key}},
+		{"OtherStream", c, cursor.Scope{Agent: "a1", Stream: "inbox", Epoch: 3, Key: key}},
+		{"OtherEpoch", c, cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 4, Key: key}},
+		{"OtherKey", c, cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 3, Key: []byte("another deployment")}},
+		{"TamperedPosition", tamper(t, c, `"seq":18446744073709551615`, `"seq":18446744073709551614`), scope},
+		{"TamperedAgent", tamper(t, c, `"a":"a1"`, `"a":"a2"`), cursor.Scope{Agent: "a2", Stream: "rooms", Epoch: 3, Key: key}},
+		{"TagStripped", stripTag(t, c), scope},
 		{"Empty", "", scope},
 		{"NotBase64", "!!!", scope},
 		{"Padded", c + "=", scope},
@@ -48,4 +55,31 @@ func TestRoundTripAndBinding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tamper rewrites part of a cursor's JSON and re-encodes it, as a client
+// editing its cursor would.
+func tamper(t *testing.T, c, from, to string) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	s := strings.Replace(string(b), from, to, 1)
+	if s == string(b) {
+		t.Fatalf("tamper: %q not in %s", from, b)
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+func stripTag(t *testing.T, c string) string {
+	t.Helper()
+	b, _ := base64.RawURLEncoding.DecodeString(c)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
+	delete(m, "m")
+	out, _ := json.Marshal(m)
+	return base64.RawURLEncoding.EncodeToString(out)
 }

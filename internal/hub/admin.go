@@ -74,6 +74,9 @@ func (a *Admin) CreateBox(ctx context.Context, name string) (*BoxInfo, error) {
 	if err := checkName("name", name); err != nil {
 		return nil, err
 	}
+	if err := a.h.ensureCursorKey(ctx); err != nil {
+		return nil, err
+	}
 	now := a.h.clock()
 	b := boxRecord{ID: uuid.NewString(), Name: name, CreatedAt: now}
 	k := boxKey(b.ID)

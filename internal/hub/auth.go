@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -99,6 +100,8 @@ type Caller struct {
 	Session        *sessionRecord
 	SessionVersion uint64
 	Now            time.Time
+	// cursorKey authenticates the cursors this call makes and reads.
+	cursorKey []byte
 }
 
 // sessionMode says what a call needs of its session.
@@ -145,7 +148,10 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		return nil, nil, authFailed()
 	}
 	agentID := keys[0].agentID
-	if len(keys) == 2 && keys[0].keyID == keys[1].keyID {
+	// One key sent both ways is checked once; two spellings of one key id
+	// with different secrets are both checked, so a wrong box_key is never
+	// carried by a right bearer (or the other way round).
+	if len(keys) == 2 && keys[0].keyID == keys[1].keyID && bytes.Equal(keys[0].secret, keys[1].secret) {
 		keys = keys[:1]
 	}
 
@@ -163,6 +169,12 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 			sessIdx = len(batch)
 			batch = append(batch, sessionKey(cr.SessionID))
 		}
+	}
+	// Until this process holds the cursor key, the same batch fetches it.
+	keyIdx := -1
+	if h.cursorKey.Load() == nil {
+		keyIdx = len(batch)
+		batch = append(batch, cursorSecretKey())
 	}
 	extraAt := len(batch)
 	if extra != nil {
@@ -218,6 +230,12 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	if mode == sessionPrimed && (c.Session == nil || !c.Session.Primed || c.Session.AgentID == "") {
 		return nil, nil, notPrimed()
 	}
+	if keyIdx >= 0 {
+		if err := h.loadCursorKey(ctx, items[keyIdx]); err != nil {
+			return nil, nil, err
+		}
+	}
+	c.cursorKey = *h.cursorKey.Load()
 	return c, items[extraAt:], nil
 }
 

@@ -11,6 +11,7 @@ package hub
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -40,6 +41,8 @@ type Hub struct {
 	log    *slog.Logger
 	idle   time.Duration
 	idemTT time.Duration
+	// cursorKey caches the deployment's cursor secret once read.
+	cursorKey atomic.Pointer[[]byte]
 }
 
 // New returns a Hub over st.

@@ -233,6 +233,10 @@ func TestAuthFailed(t *testing.T) {
 			{"OtherAgentWithMySession", hub.Credentials{Bearer: f.b.BoxKey, SessionID: crA.SessionID}},
 			{"OtherBoxWithMySession", hub.Credentials{Bearer: f.other.BoxKey, SessionID: crA.SessionID}},
 			{"BearerAndArgDisagree", hub.Credentials{Bearer: f.a.BoxKey, ArgKey: f.b.BoxKey, SessionID: crA.SessionID}},
+			// Both name alice's agent and key id, but box_key's secret is
+			// wrong: every presented key must check out, not just one.
+			{"ArgKeyForgedBesideValidBearer", hub.Credentials{Bearer: f.a.BoxKey, ArgKey: forged, SessionID: crA.SessionID}},
+			{"BearerForgedBesideValidArgKey", hub.Credentials{Bearer: forged, ArgKey: f.a.BoxKey, SessionID: crA.SessionID}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -347,6 +351,96 @@ func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 		if err != nil || got.Checkpoint.Revision != 0 {
 			t.Fatalf("CheckpointGet = %+v, %v; want revision 0 (nothing written)", got, err)
 		}
+	})
+}
+
+// TestProfileGetRacingSessionWrite forces the interleaving in which another
+// call of the same session (an agent's parallel tool calls) rewrites the
+// session after profile_get read it and before profile_get records the
+// observed profile version. profile_get must still record it: answering
+// STORAGE_FAILURE (or leaving the session outdated) would be wrong for a
+// read that nothing prevented.
+func TestProfileGetRacingSessionWrite(t *testing.T) {
+	racers := []struct {
+		name string
+		race func(f *fixture, cr hub.Credentials) error
+	}{
+		{"ResumedByPrime", func(f *fixture, cr hub.Credentials) error {
+			_, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+			return err
+		}},
+		{"TouchedByRead", func(f *fixture, cr hub.Credentials) error {
+			_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+			return err
+		}},
+	}
+	for _, rc := range racers {
+		t.Run(rc.name, func(t *testing.T) {
+			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+				hook := func() {}
+				f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+				cr := f.prime(f.a)
+				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer"}`)); err != nil {
+					t.Fatalf("SetProfile: %v", err)
+				}
+				f.clock.Advance(4 * time.Hour) // past a quarter of the idle window: reads touch
+				var fired atomic.Bool
+				hook = func() {
+					if fired.CompareAndSwap(false, true) {
+						if err := rc.race(f, cr); err != nil {
+							t.Errorf("racing call: %v", err)
+						}
+					}
+				}
+				got, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
+				hook = func() {}
+				if err != nil {
+					t.Fatalf("ProfileGet racing a session write: %v, want success", err)
+				}
+				if got.Profile.Version != 2 {
+					t.Fatalf("ProfileGet racing a session write: version %d, want 2", got.Profile.Version)
+				}
+				if _, err := save(f, cr, "k1", 0, "x"); err != nil {
+					t.Fatalf("CheckpointSave after ProfileGet: %v, want success (profile observed)", err)
+				}
+			})
+		})
+	}
+}
+
+// TestCloseSessionRacingSessionWrite forces the interleaving in which
+// another call of the session rewrites it (a touch, agent_prime) after
+// CloseSession read it and before it deletes it. The session must still end:
+// a DELETE that answers success while the session lives on would leave the
+// client believing it logged out.
+func TestCloseSessionRacingSessionWrite(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp")
+		if err != nil {
+			t.Fatalf("OpenSession: %v", err)
+		}
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
+		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
+			t.Fatalf("Prime: %v", err)
+		}
+		var fired atomic.Bool
+		hook = func() {
+			if fired.CompareAndSwap(false, true) {
+				if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
+					t.Errorf("Prime(resume) racing CloseSession: %v", err)
+				}
+			}
+		}
+		if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
+			t.Fatalf("CloseSession racing a session write: %v", err)
+		}
+		hook = func() {}
+		err = f.h.CheckSession(f.ctx, id, f.a.BoxKey)
+		wantCode(t, "CheckSession after CloseSession", err, apperr.NotPrimed)
+		_, err = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		wantCode(t, "CheckpointGet after CloseSession", err, apperr.NotPrimed)
 	})
 }
 
@@ -480,6 +574,53 @@ func TestIdempotency(t *testing.T) {
 		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
 		if got.Checkpoint.Revision != 2 {
 			t.Fatalf("revision = %d, want 2 (replays have no effect)", got.Checkpoint.Revision)
+		}
+	})
+}
+
+// TestIdempotencyCanonicalPayload: a retry carries the same logical request,
+// but a JSON object's member order and spacing are not part of it (an agent
+// that re-emits its arguments may reorder them). Same content is a replay;
+// different content under the same key is still IDEMPOTENCY_CONFLICT.
+func TestIdempotencyCanonicalPayload(t *testing.T) {
+	const first = `{"a":1,"b":{"c":"x","d":[1,{"e":true,"f":null}]}}`
+	cases := []struct {
+		name    string
+		payload string
+		want    apperr.Code // "" for a replay
+	}{
+		{"SameBytes", first, ""},
+		{"Spacing", `{ "a": 1, "b": { "c": "x", "d": [ 1, { "e": true, "f": null } ] } }`, ""},
+		{"MemberOrder", `{"b":{"d":[1,{"f":null,"e":true}],"c":"x"},"a":1}`, ""},
+		{"ArrayOrder", `{"a":1,"b":{"c":"x","d":[{"e":true,"f":null},1]}}`, apperr.IdempotencyConflict},
+		{"OtherValue", `{"a":2,"b":{"c":"x","d":[1,{"e":true,"f":null}]}}`, apperr.IdempotencyConflict},
+	}
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		in := func(payload string) hub.CheckpointSaveInput {
+			return hub.CheckpointSaveInput{Mutation: hub.Mutation{IdempotencyKey: "k"},
+				ExpectedRevision: 0, BodyMD: "body", Payload: hub.Object(payload)}
+		}
+		orig, err := f.h.CheckpointSave(f.ctx, cr, in(first))
+		if err != nil {
+			t.Fatalf("CheckpointSave(payload %s): %v", first, err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				call := fmt.Sprintf("CheckpointSave(same key, payload %s)", tc.payload)
+				got, err := f.h.CheckpointSave(f.ctx, cr, in(tc.payload))
+				if tc.want != "" {
+					wantCode(t, call, err, tc.want)
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s: %v, want the original receipt replayed", call, err)
+				}
+				if !got.Replayed || got.Checkpoint.Revision != orig.Checkpoint.Revision || got.Checkpoint.SavedAt != orig.Checkpoint.SavedAt {
+					t.Fatalf("%s = %+v, want the original receipt replayed", call, got)
+				}
+			})
 		}
 	})
 }

@@ -16,6 +16,7 @@ import "github.com/agentbox/agentbox/internal/store"
 //	key#<key id>         key                 key record: hash of the secret, owner
 //	ses#<session>        ses                 session (ExpiresAt = idle expiry)
 //	idem#<agent>         <tool>#<mutation>   idempotency record (ExpiresAt)
+//	config#cursor        key                 the HMAC secret of every cursor (cursorkey.go)
 //
 // GSI1 on agents serves the owner's listings; directory and room indexes
 // join as their tools arrive.
@@ -34,6 +35,8 @@ func requestCounterKey(agent string) store.Key {
 func membershipPrefix(agent string) (pk, prefix string) { return "agent#" + agent, "member#" }
 func keyRecordKey(keyID string) store.Key               { return store.Key{PK: "key#" + keyID, SK: "key"} }
 func sessionKey(id string) store.Key                    { return store.Key{PK: "ses#" + id, SK: "ses"} }
+func cursorSecretKey() store.Key                        { return store.Key{PK: "config#cursor", SK: "key"} }
+
 func idemKey(agent, tool, key string) store.Key {
 	return store.Key{PK: "idem#" + agent, SK: tool + "#" + key}
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,11 +56,27 @@ type mutation struct {
 }
 
 // newMutation hashes the canonical request: the JSON of the decoded input
-// without credentials or the mutation ID itself. Decoded inputs are structs
-// (fixed field order) and maps (sorted keys), so the encoding is canonical.
+// without credentials or the mutation ID itself, re-encoded with every
+// object's members sorted. Sorting matters for the free-form objects a
+// request carries verbatim (payloads): their member order and spacing are
+// the sender's spelling, not its request, and an agent that re-emits its
+// arguments on a retry may spell them differently.
 func newMutation(tool, key string, request any) mutation {
-	sum := sha256.Sum256(encode(request))
+	sum := sha256.Sum256(canonicalJSON(encode(request)))
 	return mutation{tool: tool, key: key, hash: hex.EncodeToString(sum[:])}
+}
+
+// canonicalJSON re-encodes valid JSON with sorted object members, numbers
+// as written and strings in encoding/json's escaping.
+func canonicalJSON(b []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		// b is encode's output, valid JSON by construction.
+		panic("hub: canonicalizing a request: " + err.Error())
+	}
+	return encode(v)
 }
 
 func (m mutation) recordKey(agentID string) store.Key { return idemKey(agentID, m.tool, m.key) }

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"errors"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -40,14 +42,52 @@ func (h *Hub) ProfileGet(ctx context.Context, cr Credentials, _ ProfileInput) (*
 		return nil, err
 	}
 	if c.Session.ProfileVersion != c.ProfileVersion {
-		s := *c.Session
-		s.ProfileVersion, s.LastSeenAt = c.ProfileVersion, c.Now
-		err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(&s, c.SessionVersion+1), store.AtVersion(c.SessionVersion))})
-		if err != nil {
-			return nil, storageErr(err)
+		if err := h.observeProfile(ctx, c); err != nil {
+			return nil, err
 		}
 	} else {
 		h.touch(ctx, c)
 	}
 	return &ProfileOutput{Profile: profileDTO(c.Agent, c.Profile, c.ProfileVersion)}, nil
+}
+
+// observeProfileAttempts bounds observeProfile's CAS retries.
+const observeProfileAttempts = 5
+
+// observeProfile records in the caller's session that it has observed
+// c.ProfileVersion. The session is rewritten under CAS, and other calls of
+// the same session (parallel tool calls, a touch, agent_prime) rewrite it
+// too, so a lost race re-reads the session and tries again; it is done as
+// soon as the session already records this version or a later one.
+func (h *Hub) observeProfile(ctx context.Context, c *Caller) error {
+	s, version := c.Session, c.SessionVersion
+	for range observeProfileAttempts {
+		if s.ProfileVersion >= c.ProfileVersion {
+			return nil
+		}
+		next := *s
+		next.ProfileVersion, next.LastSeenAt = c.ProfileVersion, c.Now
+		err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(&next, version+1), store.AtVersion(version))})
+		if err == nil {
+			return nil
+		}
+		if _, ok := store.ConditionFailed(err); !ok {
+			return storageErr(err)
+		}
+		it, err := h.st.Get(ctx, sessionKey(s.ID))
+		if err != nil {
+			return storageErr(err)
+		}
+		if it == nil {
+			return notPrimed() // ended or expired meanwhile
+		}
+		if s, err = decode[sessionRecord](it); err != nil {
+			return apperr.Normalize(err)
+		}
+		if s.AgentID != c.AgentID {
+			return authFailed()
+		}
+		version = it.Version
+	}
+	return apperr.Unavailable(errors.New("session changed concurrently"))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -110,38 +111,54 @@ func (h *Hub) CheckSession(ctx context.Context, id, bearer string) error {
 
 // CloseSession ends a session (MCP DELETE). Only the agent it is bound to
 // may end a bound session; ending an unknown one is not an error.
+//
+// The delete is conditioned on the version that was authorized, so a
+// session bound by a concurrent agent_prime is never ended on the strength
+// of having been unbound; a concurrent rewrite (a touch, a resume) only
+// means reading it again, never reporting success while it lives on.
 func (h *Hub) CloseSession(ctx context.Context, id string, cr Credentials) error {
 	if !validSessionID(id) {
 		return nil
 	}
-	it, err := h.st.Get(ctx, sessionKey(id))
-	if err != nil {
-		return storageErr(err)
-	}
-	if it == nil {
-		return nil
-	}
-	s, err := decode[sessionRecord](it)
-	if err != nil {
-		return apperr.Normalize(err)
-	}
-	if s.AgentID != "" {
-		c, _, err := h.begin(ctx, Credentials{Bearer: cr.Bearer, ArgKey: cr.ArgKey}, sessionOptional, nil)
+	var agentID string // the authenticated caller, once checked
+	for range closeSessionAttempts {
+		it, err := h.st.Get(ctx, sessionKey(id))
 		if err != nil {
-			return err
+			return storageErr(err)
 		}
-		if c.AgentID != s.AgentID {
-			return authFailed()
-		}
-	}
-	if err := h.st.Write(ctx, []store.Op{store.Delete(sessionKey(id), store.AtVersion(it.Version))}); err != nil {
-		if _, ok := store.ConditionFailed(err); ok {
+		if it == nil {
 			return nil
 		}
-		return storageErr(err)
+		s, err := decode[sessionRecord](it)
+		if err != nil {
+			return apperr.Normalize(err)
+		}
+		if s.AgentID != "" {
+			if agentID == "" {
+				c, _, err := h.begin(ctx, Credentials{Bearer: cr.Bearer, ArgKey: cr.ArgKey}, sessionOptional, nil)
+				if err != nil {
+					return err
+				}
+				agentID = c.AgentID
+			}
+			if agentID != s.AgentID {
+				return authFailed()
+			}
+		}
+		err = h.st.Write(ctx, []store.Op{store.Delete(sessionKey(id), store.AtVersion(it.Version))})
+		if err == nil {
+			return nil
+		}
+		if _, ok := store.ConditionFailed(err); !ok {
+			return storageErr(err)
+		}
 	}
-	return nil
+	return apperr.Unavailable(errors.New("session changed concurrently"))
 }
+
+// closeSessionAttempts bounds CloseSession's re-reads of a session that
+// keeps changing under it.
+const closeSessionAttempts = 5
 
 // touch refreshes an idle session's expiry when a quarter of the window has
 // passed. It is best effort: losing the race to a concurrent writer of the
