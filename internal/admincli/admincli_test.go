@@ -12,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
@@ -119,29 +119,11 @@ func boltEnv(t *testing.T) env {
 	}
 }
 
-// syncBuffer is a log sink shared by the server's goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // socketEnv: a server holds the store's exclusive lock, so every command
 // must travel over its admin socket; auth goes through its REST endpoint.
 func socketEnv(t *testing.T) env {
 	dir := filepath.Join(t.TempDir(), "data")
-	logs := &syncBuffer{}
+	logs := &reqlogtest.Buffer{}
 	srv, err := server.Start(server.Config{Addr: "127.0.0.1:0", DataDir: dir,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -30,7 +30,7 @@ type env struct {
 	hub     *hub.Hub
 	reg     *registry.Registry
 	url     string
-	logs    *syncBuffer
+	logs    *reqlogtest.Buffer
 	clock   *teststores.Clock
 	counter *teststores.Counting
 
@@ -56,7 +56,7 @@ func newEnvOn(t *testing.T, a teststores.Adapter) *env {
 	t.Helper()
 	clock := teststores.NewClock()
 	counter := teststores.NewCounting(a.Open(t, clock.Now))
-	logs := &syncBuffer{}
+	logs := &reqlogtest.Buffer{}
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
 	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log})
 	reg := registry.New()
@@ -90,41 +90,6 @@ func newEnvOn(t *testing.T, a teststores.Adapter) *env {
 // secrets are strings that must never appear in a log line.
 func (e *env) secrets() []string {
 	return []string{e.alice.BoxKey, e.bob.BoxKey, e.mallory.BoxKey}
-}
-
-// syncBuffer is a log sink the server writes from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns every log record as a map.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // exchange is one HTTP round trip as the recorder saw it.

@@ -364,7 +364,7 @@ func TestRequestIDAndLog(t *testing.T) {
 			if !tc.keep && (got == "" || got == tc.sent) {
 				t.Errorf("X-Request-Id = %q, want a freshly minted id", got)
 			}
-			if !hasLine(e.logs.lines(t), map[string]any{"msg": "mcp tool call", "request_id": got, "tool": "agent_prime", "code": "OK"}) {
+			if !hasLine(e.logs.Lines(t), map[string]any{"msg": "mcp tool call", "request_id": got, "tool": "agent_prime", "code": "OK"}) {
 				t.Errorf("no tool-call log line with request_id %q; log:\n%s", got, e.logs.String())
 			}
 		})
@@ -377,10 +377,10 @@ func TestRequestIDAndLog(t *testing.T) {
 	if r := e.post(t, toolCall("checkpoint_save", strings.Replace(save, `"k-1"`, `"k-2"`, 1)), session(sid, e.alice.BoxKey)); r.toolResult(t).code(t) != apperr.RevisionConflict {
 		t.Fatalf("stale checkpoint_save: %s, want REVISION_CONFLICT", r.body)
 	}
-	if !hasLine(e.logs.lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_save", "code": "REVISION_CONFLICT"}) {
+	if !hasLine(e.logs.Lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_save", "code": "REVISION_CONFLICT"}) {
 		t.Errorf("no log line for the REVISION_CONFLICT; log:\n%s", e.logs.String())
 	}
-	for _, l := range e.logs.lines(t) {
+	for _, l := range e.logs.Lines(t) {
 		if l["msg"] != "mcp tool call" {
 			continue
 		}
@@ -458,7 +458,7 @@ func TestStorageFailure(t *testing.T) {
 	if strings.Contains(string(r.body), "injected") {
 		t.Errorf("response %s carries the internal cause", r.body)
 	}
-	if !hasLine(e.logs.lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_get", "code": "STORAGE_FAILURE", "level": "ERROR", "err": errInjected.Error()}) {
+	if !hasLine(e.logs.Lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_get", "code": "STORAGE_FAILURE", "level": "ERROR", "err": errInjected.Error()}) {
 		t.Errorf("no ERROR tool-call line with the cause; log:\n%s", e.logs.String())
 	}
 

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
@@ -28,7 +28,7 @@ type env struct {
 	t     *testing.T
 	h     *hub.Hub
 	srv   *httptest.Server
-	logs  *syncBuffer
+	logs  *reqlogtest.Buffer
 	box   string
 	alice *hub.AgentInfo
 	bob   *hub.AgentInfo
@@ -49,7 +49,7 @@ func boltStore(t *testing.T) store.Store {
 func newEnv(t *testing.T, st store.Store, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
 	h := hub.New(st, hub.Options{})
-	logs := &syncBuffer{}
+	logs := &reqlogtest.Buffer{}
 	var handler = rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug))
 	if wrap != nil {
 		handler = wrap(handler)
@@ -230,41 +230,6 @@ type checkpointOut struct {
 func saveBody(expected, idem, text string) string {
 	b, _ := json.Marshal(map[string]string{"expected_revision": expected, "idempotency_key": idem, "body_md": text})
 	return string(b)
-}
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the JSON log records.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // faultStore fails reads and writes with err once armed, or panics when

@@ -427,7 +427,7 @@ func TestRequestID(t *testing.T) {
 				t.Errorf("X-Request-Id %q: echoed %q, want a fresh 24-hex id", tc.sent, got)
 			}
 			found := false
-			for _, l := range e.logs.lines(t) {
+			for _, l := range e.logs.Lines(t) {
 				if l["request_id"] == got {
 					found = true
 				}
@@ -450,7 +450,7 @@ func TestLogLines(t *testing.T) {
 	e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: saveBody("0", "k2", marker)}).
 		wantError(t, "PUT /v1/checkpoint stale", http.StatusConflict, apperr.RevisionConflict)
 
-	lines := e.logs.lines(t)
+	lines := e.logs.Lines(t)
 	if len(lines) != 3 {
 		t.Fatalf("got %d log lines, want 3 (one per request):\n%s", len(lines), e.logs)
 	}
@@ -522,7 +522,7 @@ func TestStoreFaults(t *testing.T) {
 				}
 			}
 			logged := false
-			for _, l := range e.logs.lines(t) {
+			for _, l := range e.logs.Lines(t) {
 				if l["level"] != tc.logLevel {
 					continue
 				}
