@@ -3,8 +3,10 @@ package hub_test
 import (
 	"context"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -53,4 +55,47 @@ func withBarrier(b **writeBarrier) func(store.Store) store.Store {
 		*b = &writeBarrier{Store: s}
 		return *b
 	}
+}
+
+// race runs n calls at once, all reading before any writes (b), and
+// classifies the outcomes: exactly one winner is wanted; losers answer
+// REVISION_CONFLICT with current, or TEMPORARILY_UNAVAILABLE (DynamoDB may
+// cancel a conflicting transaction instead). It returns the winner's index.
+func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int) error) (winner int) {
+	t.Helper()
+	b.arm(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = call(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner = -1
+	for i, err := range errs {
+		switch e, _ := apperr.As(err); {
+		case err == nil:
+			if winner >= 0 {
+				t.Errorf("racers %d and %d both won", winner, i)
+			}
+			winner = i
+		case e != nil && e.Code == apperr.RevisionConflict:
+			if e.CurrentRevision == nil || *e.CurrentRevision != current {
+				t.Errorf("racer %d: current %v, want %d", i, e.CurrentRevision, current)
+			}
+		case e != nil && e.Code == apperr.TemporarilyUnavailable:
+		default:
+			t.Errorf("racer %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("race: no winner")
+	}
+	return winner
 }

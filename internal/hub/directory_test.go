@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -211,35 +210,10 @@ func TestDirectoryUpdateSelfCASRace(t *testing.T) {
 		var b *writeBarrier
 		f := newFixture(t, ad, withBarrier(&b))
 		cr := f.prime(f.a)
-		const n = 8
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		b.arm(n) // every racer reads before any writes
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = updateCard(f, cr, fmt.Sprintf("racer-%d", i), 0, fmt.Sprintf("role of racer %d", i))
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			if err == nil {
-				if winner >= 0 {
-					t.Errorf("racers %d and %d both won", winner, i)
-				}
-				winner = i
-				continue
-			}
-			if ok, cur := conflictOr(t, i, err); ok && cur != nil && *cur != 1 {
-				t.Errorf("racer %d: current revision %d, want 1", i, *cur)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("no racer won")
-		}
+		winner := race(t, b, 8, 1, func(i int) error {
+			_, err := updateCard(f, cr, fmt.Sprintf("racer-%d", i), 0, fmt.Sprintf("role of racer %d", i))
+			return err
+		})
 		got, err := f.h.DirectoryGet(f.ctx, cr, hub.DirectoryGetInput{AgentID: f.a.AgentID})
 		if err != nil || got.Card.Revision != 1 || got.Card.Role != fmt.Sprintf("role of racer %d", winner) {
 			t.Errorf("card after race = %+v, %v; want racer %d's role at revision 1", got, err, winner)

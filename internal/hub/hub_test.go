@@ -499,44 +499,19 @@ func TestCheckpointCAS(t *testing.T) {
 
 func TestCheckpointCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
 		cr := f.prime(f.a)
 		if _, err := save(f, cr, "seed", 0, "v1"); err != nil {
 			t.Fatalf("CheckpointSave: %v", err)
 		}
-		const n = 8
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = save(f, cr, fmt.Sprintf("racer-%d", i), 1, fmt.Sprintf("from racer %d", i))
-			}()
-		}
-		wg.Wait()
-		wins, conflicts := 0, 0
-		for i, err := range errs {
-			switch e, _ := apperr.As(err); {
-			case err == nil:
-				wins++
-			case e != nil && e.Code == apperr.RevisionConflict:
-				conflicts++
-				if e.CurrentRevision == nil || *e.CurrentRevision != 2 {
-					t.Errorf("racer %d: current revision %v, want 2", i, e.CurrentRevision)
-				}
-			case e != nil && e.Code == apperr.TemporarilyUnavailable:
-				conflicts++ // DynamoDB may cancel a conflicting transaction instead
-			default:
-				t.Errorf("racer %d: %v", i, err)
-			}
-		}
-		if wins != 1 || conflicts != n-1 {
-			t.Fatalf("CAS race: %d winners, %d conflicts; want 1 and %d", wins, conflicts, n-1)
-		}
+		winner := race(t, b, 8, 2, func(i int) error {
+			_, err := save(f, cr, fmt.Sprintf("racer-%d", i), 1, fmt.Sprintf("from racer %d", i))
+			return err
+		})
 		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 2 || !strings.HasPrefix(got.Checkpoint.BodyMD, "from racer ") {
-			t.Fatalf("after race: %+v, want revision 2 from one racer", got.Checkpoint)
+		if want := fmt.Sprintf("from racer %d", winner); got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != want {
+			t.Fatalf("after race: %+v, want revision 2 with %q", got.Checkpoint, want)
 		}
 	})
 }
@@ -715,26 +690,34 @@ func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
 	})
 }
 
-// failingWrite refuses writes as a throttled engine does, before committing.
-type failingWrite struct {
+// refusingWrite refuses the next n writes as a throttled engine does.
+type refusingWrite struct {
 	store.Store
-	fail bool
+	mu sync.Mutex
+	n  int
 }
 
-func (f *failingWrite) Write(ctx context.Context, ops []store.Op) error {
-	if f.fail {
-		f.fail = false
+func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
+
+func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
+	r.mu.Lock()
+	refuse := r.n > 0
+	if refuse {
+		r.n--
+	}
+	r.mu.Unlock()
+	if refuse {
 		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
 	}
-	return f.Store.Write(ctx, ops)
+	return r.Store.Write(ctx, ops)
 }
 
 func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *failingWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrite{Store: s}; return fw })
+		var fw *refusingWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
 		cr := f.prime(f.a)
-		fw.fail = true
+		fw.set(1)
 		_, err := save(f, cr, "busy", 0, "body")
 		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
 		if e.RetryAfter <= 0 {

@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -131,49 +130,6 @@ func TestSaveMemoryCAS(t *testing.T) {
 			t.Fatalf("after stale saves: %+v, want v1 at version 1", got.Note)
 		}
 	})
-}
-
-// race runs n calls at once, all reading before any writes (b), and
-// classifies the outcomes: exactly one
-// winner is wanted; losers answer REVISION_CONFLICT with current, or
-// TEMPORARILY_UNAVAILABLE (DynamoDB may cancel a conflicting transaction).
-func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int) error) (winner int) {
-	t.Helper()
-	b.arm(n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = call(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	winner = -1
-	for i, err := range errs {
-		switch e, _ := apperr.As(err); {
-		case err == nil:
-			if winner >= 0 {
-				t.Errorf("racers %d and %d both won", winner, i)
-			}
-			winner = i
-		case e != nil && e.Code == apperr.RevisionConflict:
-			if e.CurrentRevision == nil || *e.CurrentRevision != current {
-				t.Errorf("racer %d: current %v, want %d", i, e.CurrentRevision, current)
-			}
-		case e != nil && e.Code == apperr.TemporarilyUnavailable:
-		default:
-			t.Errorf("racer %d: %v", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("race: no winner")
-	}
-	return winner
 }
 
 func TestSaveMemoryCASRace(t *testing.T) {
@@ -520,28 +476,6 @@ func TestMemoryStoreFaults(t *testing.T) {
 			t.Fatalf("retry = %+v, %v; want the committed receipt of version 2", again, err)
 		}
 	})
-}
-
-// refusingWrite refuses the next n writes as a throttled engine does.
-type refusingWrite struct {
-	store.Store
-	mu sync.Mutex
-	n  int
-}
-
-func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
-
-func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
-	r.mu.Lock()
-	refuse := r.n > 0
-	if refuse {
-		r.n--
-	}
-	r.mu.Unlock()
-	if refuse {
-		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
-	}
-	return r.Store.Write(ctx, ops)
 }
 
 // TestStaleVersionOfDeletedNote: a version read before a note was deleted

@@ -94,22 +94,3 @@ func wantSameError(t *testing.T, call string, err error, reference string, secre
 		}
 	}
 }
-
-// conflictOr classifies a racer's error: REVISION_CONFLICT (with its current
-// revision) or a TEMPORARILY_UNAVAILABLE that DynamoDB may answer for a
-// conflicting transaction instead.
-func conflictOr(t *testing.T, i int, err error) (conflict bool, current *uint64) {
-	t.Helper()
-	e, ok := apperr.As(err)
-	switch {
-	case !ok:
-		t.Errorf("racer %d: untyped error %v", i, err)
-	case e.Code == apperr.RevisionConflict:
-		return true, e.CurrentRevision
-	case e.Code == apperr.TemporarilyUnavailable:
-		return true, nil
-	default:
-		t.Errorf("racer %d: %s (%s), want REVISION_CONFLICT", i, e.Code, e.Message)
-	}
-	return false, nil
-}

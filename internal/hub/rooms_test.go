@@ -350,35 +350,10 @@ func TestRoomFollowCASRace(t *testing.T) {
 		m := f.mustAdd(room.RoomID, f.a)
 		cr := f.prime(f.a)
 		prefs := []string{"all", "replies", "mute", "all", "replies", "mute", "all", "replies"}
-		outs := make([]*hub.RoomFollowOutput, len(prefs))
-		errs := make([]error, len(prefs))
-		var wg sync.WaitGroup
-		b.arm(len(prefs)) // every racer reads before any writes
-		start := make(chan struct{})
-		for i, p := range prefs {
-			wg.Go(func() {
-				<-start
-				outs[i], errs[i] = follow(f, cr, fmt.Sprintf("racer-%d", i), room.RoomID, m.FollowRevision, p)
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			if err == nil {
-				if winner >= 0 {
-					t.Errorf("racers %d and %d both won", winner, i)
-				}
-				winner = i
-				continue
-			}
-			if ok, cur := conflictOr(t, i, err); ok && cur != nil && *cur != uint64(m.FollowRevision)+1 {
-				t.Errorf("racer %d: current revision %d, want %d", i, *cur, m.FollowRevision+1)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("no racer won")
-		}
+		winner := race(t, b, len(prefs), uint64(m.FollowRevision)+1, func(i int) error {
+			_, err := follow(f, cr, fmt.Sprintf("racer-%d", i), room.RoomID, m.FollowRevision, prefs[i])
+			return err
+		})
 		got, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
 		if err != nil {
 			t.Fatalf("RoomGet: %v", err)
@@ -397,35 +372,10 @@ func TestRoomBriefCASRace(t *testing.T) {
 		f.mustAdd(room.RoomID, f.a)
 		f.mustAdd(room.RoomID, f.b)
 		crs := []hub.Credentials{f.prime(f.a), f.prime(f.b)}
-		const n = 8
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		bar.arm(n) // every racer reads before any writes
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = appendBrief(f, crs[i%2], fmt.Sprintf("racer-%d", i), room.RoomID, 1, fmt.Sprintf("note from racer %d", i))
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			if err == nil {
-				if winner >= 0 {
-					t.Errorf("racers %d and %d both appended", winner, i)
-				}
-				winner = i
-				continue
-			}
-			if ok, cur := conflictOr(t, i, err); ok && cur != nil && *cur != 2 {
-				t.Errorf("racer %d: current revision %d, want 2", i, *cur)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("no racer appended")
-		}
+		winner := race(t, bar, 8, 2, func(i int) error {
+			_, err := appendBrief(f, crs[i%2], fmt.Sprintf("racer-%d", i), room.RoomID, 1, fmt.Sprintf("note from racer %d", i))
+			return err
+		})
 		b, err := f.h.RoomBriefGet(f.ctx, crs[0], hub.RoomIDInput{RoomID: room.RoomID})
 		if err != nil {
 			t.Fatalf("RoomBriefGet: %v", err)

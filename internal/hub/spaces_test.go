@@ -335,46 +335,14 @@ func TestUpdateSpaceCASRace(t *testing.T) {
 		f := newFixture(t, ad, withBarrier(&b))
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		sp := mustCreateSpace(f, crA, "public", "v1")
-		const n = 8
-		b.arm(n) // every racer reads version 1 before any writes
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cr := crA
-				if i%2 == 1 {
-					cr = crB
-				}
-				<-start
-				_, errs[i] = updateSpace(f, cr, sp.ID, 1, fmt.Sprintf("racer %d", i), "paused", "")
-			}()
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch e, _ := apperr.As(err); {
-			case err == nil:
-				if winner >= 0 {
-					t.Errorf("racers %d and %d both won", winner, i)
-				}
-				winner = i
-			case e != nil && e.Code == apperr.RevisionConflict:
-				if e.CurrentRevision == nil || *e.CurrentRevision != 2 {
-					t.Errorf("racer %d: current version %v, want 2", i, e.CurrentRevision)
-				}
-			case e != nil && e.Code == apperr.TemporarilyUnavailable:
-				// DynamoDB may cancel a conflicting transaction instead.
-			default:
-				t.Errorf("racer %d: %v", i, err)
+		winner := race(t, b, 8, 2, func(i int) error {
+			cr := crA
+			if i%2 == 1 {
+				cr = crB
 			}
-		}
-		if winner < 0 {
-			t.Fatalf("CAS race: no winner")
-		}
+			_, err := updateSpace(f, cr, sp.ID, 1, fmt.Sprintf("racer %d", i), "paused", "")
+			return err
+		})
 		got, _ := getSpace(f, crA, sp.ID)
 		if want := fmt.Sprintf("racer %d", winner); got.Space.Title != want || got.Space.Version != 2 {
 			t.Fatalf("after race: %+v, want the winner's %q at version 2", got.Space, want)
@@ -695,12 +663,12 @@ func TestSpaceSessionRules(t *testing.T) {
 // once; an uncertain one retried with the key replays.
 func TestSpaceStoreFaults(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *failingWrite
+		var fw *refusingWrite
 		var lossy *lossyWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrite{Store: s}; return fw },
+		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw },
 			func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
 		cr := f.prime(f.a)
-		fw.fail = true
+		fw.set(1)
 		_, err := createSpace(f, cr, "public", "Busy", "busy-1")
 		wantCode(t, "CreateSpace while throttled", err, apperr.TemporarilyUnavailable)
 		out, err := createSpace(f, cr, "public", "Busy", "busy-1")
