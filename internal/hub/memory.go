@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -103,26 +102,11 @@ func checkNoteName(name string) error {
 	if name == "" {
 		return apperr.Invalid("id", "must not be empty")
 	}
-	if utf8.RuneCountInString(name) > MaxIDChars {
-		return apperr.Limit("id", "80 characters")
-	}
-	if !slugRE.MatchString(name) {
-		return apperr.Invalid("id", "must be lowercase letters and digits in hyphen-separated groups")
-	}
-	return nil
+	return checkSlug("id", name)
 }
 
 func checkContent(s string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid("content", "must be valid UTF-8")
-	}
-	if s == "" {
-		return apperr.Invalid("content", "must not be empty")
-	}
-	if len(s) > MaxMemoryContentBytes {
-		return apperr.Limit("content", "16 KiB of UTF-8")
-	}
-	return nil
+	return checkSized("content", s, true, MaxMemoryContentBytes, "16 KiB of UTF-8")
 }
 
 // SaveMemoryData is save_memory's body.

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -163,13 +162,7 @@ func checkOperationKey(key string) error {
 	if key == "" {
 		return nil
 	}
-	if utf8.RuneCountInString(key) > MaxIDChars {
-		return apperr.Limit("operation_key", "80 characters")
-	}
-	if !slugRE.MatchString(key) {
-		return apperr.Invalid("operation_key", "must be lowercase letters and digits in hyphen-separated groups")
-	}
-	return nil
+	return checkSlug("operation_key", key)
 }
 
 // mutable refuses a mutation from a session that has not observed the

@@ -38,7 +38,6 @@ import (
 	"context"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -647,11 +646,5 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 
 // checkBrief validates an owner-written brief.
 func checkBrief(s string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid("brief", "must be valid UTF-8")
-	}
-	if len(s) > MaxBriefBytes {
-		return apperr.Limit("brief", "64 KiB of UTF-8")
-	}
-	return nil
+	return checkSized("brief", s, false, MaxBriefBytes, "64 KiB of UTF-8")
 }

@@ -178,16 +178,10 @@ func checkTitle(s string) error {
 
 // checkGoal enforces 1 byte..20 KiB of UTF-8.
 func checkGoal(s string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid("goal", "must be valid UTF-8")
-	}
-	if strings.TrimSpace(s) == "" {
+	if strings.TrimSpace(s) == "" && utf8.ValidString(s) {
 		return apperr.Invalid("goal", "must not be empty")
 	}
-	if len(s) > MaxGoalBytes {
-		return apperr.Limit("goal", "20 KiB of UTF-8")
-	}
-	return nil
+	return checkSized("goal", s, true, MaxGoalBytes, "20 KiB of UTF-8")
 }
 
 func checkSpaceStatus(s string) error {

@@ -133,16 +133,36 @@ type Mutation struct {
 	IdempotencyKey string `json:"idempotency_key" desc:"One stable ID for this logical action, scoped to you and this tool. Keep it when retrying an uncertain result; use a new one for a new action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
 }
 
-// checkBodyMD enforces the 1 byte..16 KiB UTF-8 rule.
-func checkBodyMD(field, s string) error {
-	if s == "" {
+// checkSized is the one rule for sized free text (body_md, note content,
+// goal, brief): valid UTF-8, non-empty when required, and at most maxBytes
+// (LIMIT_EXCEEDED naming bound). Byte sizes are what the seeds cap.
+func checkSized(field, s string, required bool, maxBytes int, bound string) error {
+	if required && s == "" {
 		return apperr.Invalid(field, "must not be empty")
 	}
 	if !utf8.ValidString(s) {
 		return apperr.Invalid(field, "must be valid UTF-8")
 	}
-	if len(s) > MaxBodyMDBytes {
-		return apperr.Limit(field, "16 KiB of UTF-8")
+	if len(s) > maxBytes {
+		return apperr.Limit(field, bound)
+	}
+	return nil
+}
+
+// checkBodyMD enforces the 1 byte..16 KiB UTF-8 rule.
+func checkBodyMD(field, s string) error {
+	return checkSized(field, s, true, MaxBodyMDBytes, "16 KiB of UTF-8")
+}
+
+// checkSlug enforces seed 002's operation_key pattern, which note names
+// share: at most 80 characters of lowercase letters and digits in
+// hyphen-separated groups, which also keeps them safe inside item keys.
+func checkSlug(field, s string) error {
+	if utf8.RuneCountInString(s) > MaxIDChars {
+		return apperr.Limit(field, "80 characters")
+	}
+	if !slugRE.MatchString(s) {
+		return apperr.Invalid(field, "must be lowercase letters and digits in hyphen-separated groups")
 	}
 	return nil
 }
