@@ -183,18 +183,23 @@ func dynamoEnv(t *testing.T) env {
 	}
 }
 
+// targets are the stores an owner's commands can reach: the embedded store
+// opened directly, the same store held by a running server (through the
+// admin socket), and a DynamoDB table.
+var targets = []struct {
+	name string
+	env  func(*testing.T) env
+}{
+	{"Bolt", boltEnv},
+	{"ServerSocket", socketEnv},
+	{"DynamoDB", dynamoEnv},
+}
+
 // TestAdminScenario runs the owner's whole flow against every target: the
 // embedded store opened directly, the same store held by a running server
 // (through the admin socket), and a DynamoDB table.
 func TestAdminScenario(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		env  func(*testing.T) env
-	}{
-		{"Bolt", boltEnv},
-		{"ServerSocket", socketEnv},
-		{"DynamoDB", dynamoEnv},
-	} {
+	for _, tc := range targets {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.env(t)
 			with := func(args ...string) []string { return append(args, e.flags...) }

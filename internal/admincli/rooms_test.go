@@ -14,14 +14,7 @@ import (
 // TestRoomCommands runs the owner's room and directory flow against every
 // target, as TestAdminScenario does for boxes and agents.
 func TestRoomCommands(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		env  func(*testing.T) env
-	}{
-		{"Bolt", boltEnv},
-		{"ServerSocket", socketEnv},
-		{"DynamoDB", dynamoEnv},
-	} {
+	for _, tc := range targets {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.env(t)
 			with := func(args ...string) []string { return append(args, e.flags...) }

@@ -5,11 +5,9 @@ package lambdafn_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
@@ -47,18 +45,7 @@ func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
 		t.Fatalf("Prime: %v", err)
 	}
 
-	emu := startEmulator(t, rie, fn, bootstrap, []string{
-		"PATH=" + os.Getenv("PATH"),
-		lambdafn.EnvTable + "=" + table,
-		lambdafn.EnvEndpoint + "=" + endpoint,
-		lambdafn.EnvRegion + "=" + dynamotest.Region,
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE=/dev/null",
-		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-		"AWS_LAMBDA_FUNCTION_NAME=" + fn,
-	})
+	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
 		"content-type": "application/json"}
 	path := "/v1/rooms/" + room.RoomID + "/brief"

@@ -5,12 +5,9 @@ package lambdafn_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"slices"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
@@ -48,20 +45,9 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 		t.Fatalf("CreateSpace: %v", err)
 	}
 
-	fnEnv := []string{
-		"PATH=" + os.Getenv("PATH"),
-		lambdafn.EnvTable + "=" + table,
-		lambdafn.EnvEndpoint + "=" + endpoint,
-		lambdafn.EnvRegion + "=" + dynamotest.Region,
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE=/dev/null",
-		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-	}
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, buildFunction(t, bin, name), append(slices.Clone(fnEnv), "AWS_LAMBDA_FUNCTION_NAME="+name))
+		emu[name] = startEmulator(t, rie, name, buildFunction(t, bin, name), functionEnv(table, endpoint, name))
 	}
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
 		"content-type": "application/json"}

@@ -153,6 +153,24 @@ func startEmulator(t *testing.T, rie, name, bootstrap string, env []string) *emu
 	}
 }
 
+// functionEnv is a function's whole environment under the emulator: the
+// table on the local DynamoDB at endpoint, dummy credentials, and nothing
+// from the developer's AWS configuration.
+func functionEnv(table, endpoint, name string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		lambdafn.EnvTable + "=" + table,
+		lambdafn.EnvEndpoint + "=" + endpoint,
+		lambdafn.EnvRegion + "=" + dynamotest.Region,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=/dev/null",
+		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"AWS_LAMBDA_FUNCTION_NAME=" + name,
+	}
+}
+
 var rieClient = &http.Client{Timeout: 30 * time.Second}
 
 // invoke sends an API Gateway HTTP API event to the function and returns
@@ -235,20 +253,9 @@ func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
 		t.Fatalf("CreateAgent: %v", err)
 	}
 
-	fnEnv := []string{
-		"PATH=" + os.Getenv("PATH"),
-		lambdafn.EnvTable + "=" + table,
-		lambdafn.EnvEndpoint + "=" + endpoint,
-		lambdafn.EnvRegion + "=" + dynamotest.Region,
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE=/dev/null",
-		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-	}
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, bootstraps[name], append(slices.Clone(fnEnv), "AWS_LAMBDA_FUNCTION_NAME="+name))
+		emu[name] = startEmulator(t, rie, name, bootstraps[name], functionEnv(table, endpoint, name))
 	}
 	bearer := "Bearer " + alice.BoxKey
 
