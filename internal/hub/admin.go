@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -42,31 +41,6 @@ type AgentInfo struct {
 	ProfileVersion  Revision `json:"profile_version"`
 	KeyIDs          []string `json:"key_ids"`
 	BoxKey          string   `json:"box_key,omitempty"`
-}
-
-// checkName validates an owner-given name: 1..80 characters, no control
-// characters.
-func checkName(field, s string) error {
-	n := utf8.RuneCountInString(s)
-	if n == 0 || strings.TrimSpace(s) == "" {
-		return apperr.Invalid(field, "must not be empty")
-	}
-	if n > MaxIDChars {
-		return apperr.Limit(field, "80 characters")
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return apperr.Invalid(field, "must not contain control characters")
-		}
-	}
-	return nil
-}
-
-func checkUUID(field, s string) error {
-	if _, err := uuid.Parse(s); err != nil || len(s) != 36 {
-		return apperr.Invalid(field, "must be a UUID")
-	}
-	return nil
 }
 
 // CreateBox creates an empty box.

@@ -154,7 +154,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		return nil, err
 	}
 	for range adminAttempts {
-		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent)})
+		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent), roomHeadKey(room)})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -199,7 +199,11 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		now := a.h.clock()
 		epoch, rev := started+1, ledger.RevisionFloor+1
 		ledger.Epoch, ledger.Active, ledger.JoinedAt, ledger.LeftAt = epoch, true, now, time.Time{}
-		mem := memberRecord{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now}
+		// The epoch begins after the room's last message: the write checks
+		// the room stream's head is still there, so no message can commit
+		// between the head read and the membership.
+		head := version(items[4])
+		mem := memberRecord{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now, StartSeq: head + 1}
 		ek, mk, amk := epochKey(room, agent), roomMemberKey(room, agent), agentMemberKey(agent, room)
 		err = a.h.st.Write(ctx, []store.Op{
 			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: epoch, Data: encode(ledger)}, ledgerCond),
@@ -210,6 +214,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			store.Check(agentKey(agent), store.Present),
 			store.Add(memberCountKey(room), 1, 0),
 			store.Add(membershipGenKey(agent), 1, 0),
+			store.Check(roomHeadKey(room), casCond(items[4])),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
 			continue // a concurrent change won; read again

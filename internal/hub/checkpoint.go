@@ -46,18 +46,16 @@ type CheckpointOutput struct {
 
 // CheckpointGet returns the caller's own checkpoint.
 func (h *Hub) CheckpointGet(ctx context.Context, cr Credentials, _ CheckpointGetInput) (*CheckpointOutput, error) {
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{checkpointKey(agent)}
+	var cp slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		cp = b.add(checkpointKey(agent))
+	}, func(c *call) (*CheckpointOutput, error) {
+		dto, err := checkpointDTO(c.item(cp))
+		if err != nil {
+			return nil, err
+		}
+		return &CheckpointOutput{Checkpoint: dto}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	cp, err := checkpointDTO(items[0])
-	if err != nil {
-		return nil, err
-	}
-	h.touch(ctx, c)
-	return &CheckpointOutput{Checkpoint: cp}, nil
 }
 
 // CheckpointSaveInput is checkpoint_save's input.
@@ -88,44 +86,46 @@ func (h *Hub) CheckpointSave(ctx context.Context, cr Credentials, in CheckpointS
 		P json.RawMessage
 	}{in.ExpectedRevision, in.BodyMD, payload})
 
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{m.recordKey(agent), checkpointKey(agent)}
+	var cur slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		cur = b.add(checkpointKey(agent))
+	}, func(c *call) (*CheckpointOutput, *plan, error) {
+		current := version(c.item(cur))
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
+		rec := checkpointRecord{BodyMD: in.BodyMD, Payload: payload, SessionID: c.Session.ID,
+			ProfileVersion: c.Session.ProfileVersion, SavedAt: c.Now}
+		k := checkpointKey(c.AgentID)
+		item := &store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}
+		dto, err := checkpointDTO(item)
+		if err != nil {
+			return nil, nil, err
+		}
+		p := &plan{}
+		p.put(item, casCond(c.item(cur)), h.conflictAt(k))
+		// The receipt is the revision and its provenance, not the body.
+		receipt := dto
+		receipt.BodyMD, receipt.Payload = "", nil
+		p.receipt = &CheckpointOutput{Checkpoint: receipt}
+		return &CheckpointOutput{Checkpoint: dto}, p, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if out, done, err := replay[CheckpointOutput](m, items[0]); done {
-		return out, err
-	}
-	if c.Session.ProfileVersion != c.ProfileVersion {
-		return nil, profileOutdated()
-	}
-	current := uint64(0)
-	if items[1] != nil {
-		current = items[1].Version
-	}
-	if uint64(in.ExpectedRevision) != current {
-		return nil, apperr.Conflict(current)
-	}
+}
 
-	rec := checkpointRecord{BodyMD: in.BodyMD, Payload: payload, SessionID: c.Session.ID,
-		ProfileVersion: c.Session.ProfileVersion, SavedAt: c.Now}
-	k := checkpointKey(c.AgentID)
-	item := &store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}
-	cond := store.AtVersion(current)
-	if current == 0 {
-		cond = store.Absent
+// casCond is the CAS condition on an item as read: still absent, or still
+// at the version read.
+func casCond(it *store.Item) store.Condition {
+	if it == nil {
+		return store.Absent
 	}
-	cp, err := checkpointDTO(item)
-	if err != nil {
-		return nil, err
-	}
-	return commit(ctx, h, c, m, []guardedOp{{
-		op: store.Put(item, cond),
-		onFail: func(ctx context.Context) error {
-			return h.currentRevisionConflict(ctx, k)
-		},
-	}}, &CheckpointOutput{Checkpoint: cp})
+	return store.AtVersion(it.Version)
+}
+
+// conflictAt answers a lost CAS on k with REVISION_CONFLICT and k's current
+// version (re-read: the engine's ReturnValuesOnConditionCheckFailure is not
+// relied on).
+func (h *Hub) conflictAt(k store.Key) failure {
+	return func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) }
 }
 
 // currentRevisionConflict reads the item's current version after a lost CAS

@@ -31,7 +31,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -202,15 +201,18 @@ func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectoryS
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := h.begin(ctx, cr, sessionPrimed, nil)
-	if err != nil {
-		return nil, err
-	}
+	return read(ctx, h, cr, nil, func(c *call) (*DirectorySearchOutput, error) {
+		return h.directoryPage(ctx, c, q, in.Cursor, limit)
+	})
+}
+
+// directoryPage reads one page of directory_search.
+func (h *Hub) directoryPage(ctx context.Context, c *call, q, cur string, limit int) (*DirectorySearchOutput, error) {
 	scope := cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q), Key: c.cursorKey}
 	from := ""
-	if in.Cursor != "" {
+	if cur != "" {
 		var pos dirPos
-		if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+		if err := cursor.Decode(cur, scope, &pos); err != nil {
 			return nil, err
 		}
 		if pos.K == "" {
@@ -287,7 +289,6 @@ scan:
 			out.Cards = append(out.Cards, cardRecordDTO(card, it.Version))
 		}
 	}
-	h.touch(ctx, c)
 	return out, nil
 }
 
@@ -309,32 +310,30 @@ type DirectoryGetOutput struct {
 // listed or not: that reveals nothing it does not know, and gives it the
 // revision directory_update_self needs.
 func (h *Hub) DirectoryGet(ctx context.Context, cr Credentials, in DirectoryGetInput) (*DirectoryGetOutput, error) {
-	if err := checkUUID("agent_id", in.AgentID); err != nil {
+	if err := uuidArg("agent_id", &in.AgentID); err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(string) []store.Key {
-		return []store.Key{agentKey(in.AgentID), cardKey(in.AgentID)}
+	var agent, card slot
+	return read(ctx, h, cr, func(_ string, b *batch) {
+		agent, card = b.add(agentKey(in.AgentID)), b.add(cardKey(in.AgentID))
+	}, func(c *call) (*DirectoryGetOutput, error) {
+		if c.item(agent) == nil {
+			return nil, apperr.Forbidden()
+		}
+		a, err := decode[agentRecord](c.item(agent))
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		self := a.ID == c.AgentID
+		if a.BoxID != c.BoxID || (!self && !visible(a)) {
+			return nil, apperr.Forbidden()
+		}
+		dto, err := cardDTO(a, c.item(card))
+		if err != nil {
+			return nil, err
+		}
+		return &DirectoryGetOutput{Card: dto, DirectoryListed: visible(a)}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if items[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	a, err := decode[agentRecord](items[0])
-	if err != nil {
-		return nil, apperr.Normalize(err)
-	}
-	self := a.ID == c.AgentID
-	if a.BoxID != c.BoxID || (!self && !visible(a)) {
-		return nil, apperr.Forbidden()
-	}
-	card, err := cardDTO(a, items[1])
-	if err != nil {
-		return nil, err
-	}
-	h.touch(ctx, c)
-	return &DirectoryGetOutput{Card: card, DirectoryListed: visible(a)}, nil
 }
 
 // SkillList is a card's skills: at most 20 distinct entries of 1-40
@@ -368,39 +367,6 @@ type DirectoryUpdateSelfOutput struct {
 	Card            DirectoryCard `json:"card"`
 	DirectoryListed bool          `json:"directory_listed" desc:"Whether the owner lists you in the directory, i.e. whether other agents can see this card."`
 	Replay
-}
-
-// checkText enforces a free-text card field: valid UTF-8, at most maxBytes,
-// no control characters but tab and line breaks.
-func checkText(field, s string, maxBytes int, bound string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid(field, "must be valid UTF-8")
-	}
-	if len(s) > maxBytes {
-		return apperr.Limit(field, bound)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
-			return apperr.Invalid(field, "must not contain control characters")
-		}
-	}
-	return nil
-}
-
-// checkLine enforces a one-line field of at most maxChars characters.
-func checkLine(field, s string, maxChars int, bound string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid(field, "must be valid UTF-8")
-	}
-	if utf8.RuneCountInString(s) > maxChars {
-		return apperr.Limit(field, bound)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return apperr.Invalid(field, "must be one line without control characters")
-		}
-	}
-	return nil
 }
 
 func (in *DirectoryUpdateSelfInput) validate() error {
@@ -465,38 +431,45 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		C *string
 	}{in.ExpectedRevision, in.Role, in.DescriptionMD, in.Skills, in.ContactNotes})
 
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
+	var cardSlot, agentSlot slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		// The agent record again, for its version: the write is
 		// conditioned on it (see the note at the top of this file).
-		return []store.Key{m.recordKey(agent), cardKey(agent), agentKey(agent)}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out, done, err := replay[DirectoryUpdateSelfOutput](m, items[0]); done {
-		return out, err
-	}
-	if c.Session.ProfileVersion != c.ProfileVersion {
-		return nil, profileOutdated()
-	}
-	if items[2] == nil {
-		return nil, authFailed()
-	}
-	a, err := decode[agentRecord](items[2])
-	if err != nil {
-		return nil, apperr.Normalize(err)
-	}
-	card := &cardRecord{}
-	current, cond := uint64(0), store.Absent
-	if items[1] != nil {
-		if card, err = decode[cardRecord](items[1]); err != nil {
-			return nil, apperr.Normalize(err)
+		cardSlot, agentSlot = b.add(cardKey(agent)), b.add(agentKey(agent))
+	}, func(c *call) (*DirectoryUpdateSelfOutput, *plan, error) {
+		agentIt, cardIt := c.item(agentSlot), c.item(cardSlot)
+		if agentIt == nil {
+			return nil, nil, authFailed()
 		}
-		current, cond = items[1].Version, store.AtVersion(items[1].Version)
-	}
-	if uint64(in.ExpectedRevision) != current {
-		return nil, apperr.Conflict(current)
-	}
+		a, err := decode[agentRecord](agentIt)
+		if err != nil {
+			return nil, nil, apperr.Normalize(err)
+		}
+		card := &cardRecord{}
+		current := version(cardIt)
+		if cardIt != nil {
+			if card, err = decode[cardRecord](cardIt); err != nil {
+				return nil, nil, apperr.Normalize(err)
+			}
+		}
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
+		in.apply(card)
+		card.UpdatedAt = c.Now
+		k := cardKey(c.AgentID)
+		p := &plan{}
+		p.put(cardItem(a, card, current+1), casCond(cardIt), h.conflictAt(k))
+		// The owner changed the agent meanwhile: run again on the new record.
+		p.check(agentKey(c.AgentID), store.AtVersion(agentIt.Version), contended)
+		out := &DirectoryUpdateSelfOutput{Card: cardRecordDTO(card, current+1), DirectoryListed: card.Listed}
+		p.receipt = &DirectoryUpdateSelfOutput{Card: DirectoryCard{AgentID: c.AgentID, Name: a.Name, Revision: Revision(current + 1), UpdatedAt: timestamp(c.Now)}, DirectoryListed: card.Listed}
+		return out, p, nil
+	})
+}
+
+// apply sets the card fields the request names.
+func (in *DirectoryUpdateSelfInput) apply(card *cardRecord) {
 	if in.Role != nil {
 		card.Role = *in.Role
 	}
@@ -515,19 +488,4 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 	if in.ContactNotes != nil {
 		card.ContactNotes = *in.ContactNotes
 	}
-	card.UpdatedAt = c.Now
-	item := cardItem(a, card, current+1)
-	k := cardKey(c.AgentID)
-	return commit(ctx, h, c, m, []guardedOp{
-		{
-			op:     store.Put(item, cond),
-			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
-		},
-		{
-			op: store.Check(agentKey(c.AgentID), store.AtVersion(items[2].Version)),
-			onFail: func(context.Context) error {
-				return apperr.Unavailable(nil).WithNext("The box owner changed your agent at the same moment; retry with the same idempotency_key.")
-			},
-		},
-	}, &DirectoryUpdateSelfOutput{Card: cardRecordDTO(card, current+1), DirectoryListed: card.Listed})
 }

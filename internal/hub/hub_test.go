@@ -717,15 +717,24 @@ func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
 		var fw *refusingWrite
 		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
 		cr := f.prime(f.a)
-		fw.set(1)
-		_, err := save(f, cr, "busy", 0, "body")
+		// A short refusal is absorbed by the kernel's retry, once.
+		fw.set(2)
+		out, err := save(f, cr, "brief-busy", 0, "body")
+		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
+			t.Fatalf("CheckpointSave through a short refusal = %+v, %v; want revision 1", out, err)
+		}
+		// A refusal that outlasts the retries reaches the caller, with
+		// nothing written.
+		fw.set(1000)
+		_, err = save(f, cr, "busy", 1, "body")
 		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
 		if e.RetryAfter <= 0 {
 			t.Errorf("TEMPORARILY_UNAVAILABLE without a retry hint")
 		}
-		out, err := save(f, cr, "busy", 0, "body")
-		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
-			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 1", out, err)
+		fw.set(0)
+		out, err = save(f, cr, "busy", 1, "body")
+		if err != nil || out.Replayed || out.Checkpoint.Revision != 2 {
+			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 2", out, err)
 		}
 	})
 }

@@ -10,12 +10,13 @@ import "github.com/agentbox/agentbox/internal/store"
 //	                                         admin revision); GSI1 box#<box>#agents / <name>#<agent>
 //	agent#<agent>        profile             private profile (Version = profile version)
 //	agent#<agent>        checkpoint          shared checkpoint (Version = revision)
-//	agent#<agent>        count#unread        live unread attention counter (Count)
+//	agent#<agent>        count#acked         attention rows ACKed (Count); unread = inbox head - acked
+//	agent#<agent>        inbox, inbox#<seq>  inbox head and attention rows (messages.go)
 //	agent#<agent>        count#requests      live open request counter (Count)
 //	agent#<agent>        member#<room>       current room memberships
 //	key#<key id>         key                 key record: hash of the secret, owner
 //	ses#<session>        ses                 session (ExpiresAt = idle expiry)
-//	idem#<agent>         <tool>#<mutation>   idempotency record (ExpiresAt)
+//	idem#<agent>         <mutation>          idempotency record of (agent, key), any tool (ExpiresAt)
 //	config#cursor        key                 the HMAC secret of every cursor (cursorkey.go)
 //
 // GSI1 on agents serves the owner's listings; directory and room indexes
@@ -26,8 +27,8 @@ func profileKey(agent string) store.Key { return store.Key{PK: "agent#" + agent,
 func checkpointKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "checkpoint"}
 }
-func unreadCounterKey(agent string) store.Key {
-	return store.Key{PK: "agent#" + agent, SK: "count#unread"}
+func ackedCounterKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#acked"}
 }
 func requestCounterKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "count#requests"}
@@ -37,8 +38,8 @@ func keyRecordKey(keyID string) store.Key               { return store.Key{PK: "
 func sessionKey(id string) store.Key                    { return store.Key{PK: "ses#" + id, SK: "ses"} }
 func cursorSecretKey() store.Key                        { return store.Key{PK: "config#cursor", SK: "key"} }
 
-func idemKey(agent, tool, key string) store.Key {
-	return store.Key{PK: "idem#" + agent, SK: tool + "#" + key}
+func idemKey(agent, key string) store.Key {
+	return store.Key{PK: "idem#" + agent, SK: "k#" + key}
 }
 func boxAgentsIndex(box string) string { return "box#" + box + "#agents" }
 

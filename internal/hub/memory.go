@@ -26,7 +26,7 @@ import (
 // every create and delete moves by CAS in the same atomic write as the
 // note, so the bound holds under concurrency without ever querying the
 // notes. Concurrent creates of different names contend on that counter;
-// the loser runs again (retryContended) against the new count.
+// the loser runs again (the kernel's retry) against the new count.
 //
 // Versions never repeat for a name. The counter also keeps the highest
 // version any deleted note had, and a note created afterwards starts above
@@ -140,44 +140,34 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 	if err := firstInvalid(checkNoteName(in.ID), checkContent(d.Content), checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
-	m := newOperation("save_memory", d.OperationKey, struct {
+	m := newMutation("save_memory", d.OperationKey, struct {
 		Name            string
 		ExpectedVersion int64
 		Content         string
 	}{in.ID, d.ExpectedVersion, d.Content})
 
-	return retryContended(ctx, func() (*MemoryMutationOutput, error) {
-		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-			return append(m.keys(agent), memoryKey(agent, in.ID), memoryCounterKey(agent))
-		})
-		if err != nil {
-			return nil, err
-		}
-		out, items, done, err := replayOperation[MemoryMutationOutput](m, items)
-		if done {
-			return out, err
-		}
-		if err := mutable(c); err != nil {
-			return nil, err
-		}
-		note, counter := items[0], items[1]
+	var noteSlot, counterSlot slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		noteSlot, counterSlot = b.add(memoryKey(agent, in.ID)), b.add(memoryCounterKey(agent))
+	}, func(c *call) (*MemoryMutationOutput, *plan, error) {
+		note, counter := c.item(noteSlot), c.item(counterSlot)
 		current := uint64(0)
 		rec := &memoryRecord{Name: in.ID, Content: d.Content, CreatedAt: c.Now, UpdatedAt: c.Now}
 		if note != nil {
 			current = note.Version
 			old, err := decode[memoryRecord](note)
 			if err != nil {
-				return nil, apperr.Normalize(err)
+				return nil, nil, apperr.Normalize(err)
 			}
 			rec.CreatedAt = old.CreatedAt
 		}
 		if uint64(d.ExpectedVersion) != current {
-			return nil, apperr.Conflict(current)
+			return nil, nil, apperr.Conflict(current)
 		}
 
 		floor, err := memoryFloor(counter)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k := memoryKey(c.AgentID, in.ID)
 		cond, next := store.AtVersion(current), current+1
@@ -187,20 +177,19 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 		// The note goes before the counter: when a concurrent creator of
 		// the same name has won, the note's condition is the first to fail
 		// and the answer is REVISION_CONFLICT, not a retry.
-		ops := []guardedOp{{
-			op:     store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: next, Data: encode(rec)}, cond),
-			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
-		}}
+		p := &plan{}
+		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: next, Data: encode(rec)}, cond, h.conflictAt(k))
 		if current == 0 {
 			n := count(counter)
 			if n >= MaxMemoryNotes {
-				return nil, apperr.Limit("memory", "200 notes per agent; delete one first")
+				return nil, nil, apperr.Limit("memory", "200 notes per agent; delete one first")
 			}
-			ops = append(ops, counterOp(c.AgentID, counter, n+1, floor))
+			p.add(counterOp(c.AgentID, counter, n+1, floor))
 		}
-		out = &MemoryMutationOutput{Note: memoryDTO(rec, next)}
+		out := &MemoryMutationOutput{Note: memoryDTO(rec, next)}
 		out.Operation = operation(c, m, in.ID, next)
-		return commitOperation(ctx, h, c, m, ops, out)
+		p.receipt = operationReceipt(out.Operation)
+		return out, p, nil
 	})
 }
 
@@ -215,7 +204,7 @@ func counterOp(agent string, counter *store.Item, n int64, floor uint64) guarded
 	return guardedOp{
 		op: store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: rev, Count: max(n, 0),
 			Data: encode(memoryCounterRecord{VersionFloor: floor})}, cond),
-		onFail: func(context.Context) error { return errContended },
+		onFail: contended,
 	}
 }
 
@@ -235,21 +224,20 @@ func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) 
 	if err := checkNoteName(in.ID); err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{memoryKey(agent, in.ID)}
+	var note slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		note = b.add(memoryKey(agent, in.ID))
+	}, func(c *call) (*MemoryOutput, error) {
+		it := c.item(note)
+		if it == nil {
+			return nil, apperr.Forbidden()
+		}
+		rec, err := decode[memoryRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		return &MemoryOutput{Note: *memoryDTO(rec, it.Version)}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if items[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	rec, err := decode[memoryRecord](items[0])
-	if err != nil {
-		return nil, apperr.Normalize(err)
-	}
-	h.touch(ctx, c)
-	return &MemoryOutput{Note: *memoryDTO(rec, items[0].Version)}, nil
 }
 
 // ListMemoryData is list_memory's query.
@@ -283,18 +271,22 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 	if err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{memoryCounterKey(agent)}
+	var counter slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		counter = b.add(memoryCounterKey(agent))
+	}, func(c *call) (*ListMemoryOutput, error) {
+		return h.memoryPage(ctx, c, count(c.item(counter)), in.Data.Cursor, limit)
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// memoryPage reads one page of list_memory; total is the note count.
+func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, limit int) (*ListMemoryOutput, error) {
 	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory", Key: c.cursorKey}
 	pk, prefix := memoryPrefix(c.AgentID)
 	from := prefix
-	if in.Data.Cursor != "" {
+	if cur != "" {
 		var pos memoryPos
-		if err := cursor.Decode(in.Data.Cursor, scope, &pos); err != nil {
+		if err := cursor.Decode(cur, scope, &pos); err != nil {
 			return nil, err
 		}
 		if checkNoteName(pos.N) != nil {
@@ -306,7 +298,7 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: count(items[0]), MaxNotes: MaxMemoryNotes}
+	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: total, MaxNotes: MaxMemoryNotes}
 	if len(rows) > limit {
 		rows = rows[:limit]
 		out.NextCursor = cursor.Encode(scope, memoryPos{N: strings.TrimPrefix(rows[limit-1].SK, prefix)})
@@ -319,7 +311,6 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: it.Version,
 			ContentBytes: len(rec.Content), UpdatedAt: timestamp(rec.UpdatedAt)})
 	}
-	h.touch(ctx, c)
 	return out, nil
 }
 
@@ -358,52 +349,42 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 	if err := firstInvalid(checkNoteName(in.ID), checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
-	m := newOperation("delete_memory", d.OperationKey, struct {
+	m := newMutation("delete_memory", d.OperationKey, struct {
 		Name            string
 		ExpectedVersion int64
 	}{in.ID, d.ExpectedVersion})
 
-	return retryContended(ctx, func() (*DeleteMemoryOutput, error) {
-		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-			return append(m.keys(agent), memoryKey(agent, in.ID), memoryCounterKey(agent))
-		})
-		if err != nil {
-			return nil, err
-		}
-		out, items, done, err := replayOperation[DeleteMemoryOutput](m, items)
-		if done {
-			return out, err
-		}
-		if err := mutable(c); err != nil {
-			return nil, err
-		}
-		note, counter := items[0], items[1]
+	var noteSlot, counterSlot slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		noteSlot, counterSlot = b.add(memoryKey(agent, in.ID)), b.add(memoryCounterKey(agent))
+	}, func(c *call) (*DeleteMemoryOutput, *plan, error) {
+		note, counter := c.item(noteSlot), c.item(counterSlot)
 		if note == nil {
-			return nil, apperr.Forbidden()
+			return nil, nil, apperr.Forbidden()
 		}
 		if uint64(d.ExpectedVersion) != note.Version {
-			return nil, apperr.Conflict(note.Version)
+			return nil, nil, apperr.Conflict(note.Version)
 		}
 		floor, err := memoryFloor(counter)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k := memoryKey(c.AgentID, in.ID)
-		ops := []guardedOp{{
-			op: store.Delete(k, store.AtVersion(note.Version)),
-			onFail: func(ctx context.Context) error {
-				it, err := h.st.Get(ctx, k)
-				if err != nil {
-					return storageErr(err)
-				}
-				if it == nil {
-					return apperr.Forbidden()
-				}
-				return apperr.Conflict(it.Version)
-			},
-		}, counterOp(c.AgentID, counter, count(counter)-1, max(floor, note.Version))}
-		out = &DeleteMemoryOutput{Deleted: &DeletedNote{Name: in.ID, Version: note.Version}}
+		p := &plan{}
+		p.del(k, store.AtVersion(note.Version), func(ctx context.Context) error {
+			it, err := h.st.Get(ctx, k)
+			if err != nil {
+				return storageErr(err)
+			}
+			if it == nil {
+				return apperr.Forbidden()
+			}
+			return apperr.Conflict(it.Version)
+		})
+		p.add(counterOp(c.AgentID, counter, count(counter)-1, max(floor, note.Version)))
+		out := &DeleteMemoryOutput{Deleted: &DeletedNote{Name: in.ID, Version: note.Version}}
 		out.Operation = operation(c, m, in.ID, note.Version)
-		return commitOperation(ctx, h, c, m, ops, out)
+		p.receipt = operationReceipt(out.Operation)
+		return out, p, nil
 	})
 }

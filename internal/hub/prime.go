@@ -39,8 +39,16 @@ type AgentSelf struct {
 // version it now observes, and returns the agent's current state. It never
 // ACKs anything and is naturally idempotent: priming again resumes.
 func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeOutput, error) {
-	c, items, err := h.begin(ctx, cr, sessionOptional, func(agent string) []store.Key {
-		return []store.Key{checkpointKey(agent), unreadCounterKey(agent), requestCounterKey(agent)}
+	// Priming contends only with the session's other writers (a touch,
+	// another prime of the same session): run again on a lost race.
+	return retry(ctx, func() (*PrimeOutput, error) { return h.prime(ctx, cr, in) })
+}
+
+func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeOutput, error) {
+	var cp, inbox, acked, requests slot
+	c, err := h.start(ctx, cr, sessionOptional, func(agent string, b *batch) {
+		cp, inbox, acked = b.add(checkpointKey(agent)), b.add(inboxHeadKey(agent)), b.add(ackedCounterKey(agent))
+		requests = b.add(requestCounterKey(agent))
 	})
 	if err != nil {
 		return nil, err
@@ -53,10 +61,10 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	}
 
 	var s sessionRecord
-	resumed := c.Session != nil
+	resumed := c.Session != nil && c.Session.Primed
 	op := store.Absent
 	next := uint64(1)
-	if resumed {
+	if c.Session != nil {
 		s = *c.Session
 		op = store.AtVersion(c.SessionVersion)
 		next = c.SessionVersion + 1
@@ -70,7 +78,7 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	s.Primed, s.ProfileVersion, s.LastSeenAt = true, c.ProfileVersion, c.Now
 	if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(&s, next), op)}); err != nil {
 		if _, ok := store.ConditionFailed(err); ok {
-			return nil, apperr.Unavailable(err).WithNext("Another call changed this session at the same moment; call agent_prime again.")
+			return nil, errContended
 		}
 		return nil, storageErr(err)
 	}
@@ -80,7 +88,7 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		return nil, err
 	}
 
-	cp, err := checkpointDTO(items[0])
+	dto, err := checkpointDTO(c.item(cp))
 	if err != nil {
 		return nil, err
 	}
@@ -89,17 +97,24 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		SessionResumed:   resumed,
 		Agent:            AgentSelf{AgentID: c.AgentID, BoxID: c.BoxID, Name: c.Agent.Name},
 		Profile:          profileDTO(c.Agent, c.Profile, c.ProfileVersion),
-		Checkpoint:       cp,
+		Checkpoint:       dto,
 		Rooms:            rooms,
 		RoomsTruncated:   moreRooms,
-		UnreadCount:      count(items[1]),
-		OpenRequestCount: count(items[2]),
+		UnreadCount:      unread(c.item(inbox), c.item(acked)),
+		OpenRequestCount: count(c.item(requests)),
 		Limits:           h.Limits(),
 	}
-	if in.CheckpointRevision != nil && *in.CheckpointRevision != cp.Revision {
+	if in.CheckpointRevision != nil && *in.CheckpointRevision != dto.Revision {
 		out.CheckpointMismatch = true
 	}
 	return out, nil
+}
+
+// unread is the live unread count: attention rows ever written (the inbox
+// head) less rows ACKed (the acked counter), both moved in the same writes
+// as the rows.
+func unread(head, acked *store.Item) int64 {
+	return max(int64(version(head))-count(acked), 0)
 }
 
 func count(it *store.Item) int64 {

@@ -37,16 +37,16 @@ func profileDTO(a *agentRecord, p *profileRecord, version uint64) ProfileDTO {
 // session, that this version has been observed: mutations answer
 // PROFILE_OUTDATED until that happens after an owner's change.
 func (h *Hub) ProfileGet(ctx context.Context, cr Credentials, _ ProfileInput) (*ProfileOutput, error) {
-	c, _, err := h.begin(ctx, cr, sessionPrimed, nil)
+	c, err := h.start(ctx, cr, sessionPrimed, nil)
 	if err != nil {
 		return nil, err
 	}
 	if c.Session.ProfileVersion != c.ProfileVersion {
-		if err := h.observeProfile(ctx, c); err != nil {
+		if err := h.observeProfile(ctx, c.Caller); err != nil {
 			return nil, err
 		}
 	} else {
-		h.touch(ctx, c)
+		h.touch(ctx, c.Caller)
 	}
 	return &ProfileOutput{Profile: profileDTO(c.Agent, c.Profile, c.ProfileVersion)}, nil
 }

@@ -71,15 +71,6 @@ type checkpointRecord struct {
 	SavedAt        time.Time       `json:"saved_at"`
 }
 
-// idemRecord remembers one mutation ID: the hash of the canonical request
-// and the receipt it produced.
-type idemRecord struct {
-	Tool        string          `json:"tool"`
-	RequestHash string          `json:"request_hash"`
-	Response    json.RawMessage `json:"response"`
-	At          time.Time       `json:"at"`
-}
-
 func encode(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -95,6 +95,9 @@ type memberRecord struct {
 	Epoch     uint64    `json:"epoch"`
 	Follow    string    `json:"follow"`
 	JoinedAt  time.Time `json:"joined_at"`
+	// StartSeq is the first room stream sequence this epoch may read: the
+	// room's head when the member was added, plus one.
+	StartSeq uint64 `json:"start_seq,omitempty"`
 }
 
 // membershipRecord is the agent-side copy of a current membership: only
@@ -232,18 +235,22 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 	if err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{membershipGenKey(agent)}
+	var gen slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		gen = b.add(membershipGenKey(agent))
+	}, func(c *call) (*RoomsListOutput, error) {
+		return h.roomsPage(ctx, c, uint64(count(c.item(gen))), in.Cursor, limit)
 	})
-	if err != nil {
-		return nil, err
-	}
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: uint64(count(items[0])), Key: c.cursorKey}
+}
+
+// roomsPage reads one page of rooms_list in membership generation gen.
+func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, limit int) (*RoomsListOutput, error) {
+	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey}
 	pk, prefix := membershipPrefix(c.AgentID)
 	from := prefix
-	if in.Cursor != "" {
+	if cur != "" {
 		var pos roomsPos
-		if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+		if err := cursor.Decode(cur, scope, &pos); err != nil {
 			return nil, err
 		}
 		if checkUUID("cursor", pos.R) != nil {
@@ -263,7 +270,6 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {
 		return nil, err
 	}
-	h.touch(ctx, c)
 	return out, nil
 }
 
@@ -344,25 +350,31 @@ type RoomGetOutput struct {
 // the caller's membership and a bounded roster of current members' public
 // names and ids. Archived rooms stay readable.
 func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*RoomGetOutput, error) {
-	if err := checkUUID("room_id", in.RoomID); err != nil {
+	if err := uuidArg("room_id", &in.RoomID); err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID), memberCountKey(in.RoomID)}
+	var rs roomSlots
+	var brief, members slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		rs = rs.declare(b, in.RoomID, agent)
+		brief, members = b.add(briefKey(in.RoomID)), b.add(memberCountKey(in.RoomID))
+	}, func(c *call) (*RoomGetOutput, error) {
+		room, mem, err := rs.access(c)
+		if err != nil {
+			return nil, err
+		}
+		return h.roomGet(ctx, room, mem, c.item(rs.member).Version, version(c.item(brief)), count(c.item(members)))
 	})
-	if err != nil {
-		return nil, err
-	}
-	room, mem, err := roomAccess(c, items[0], items[1])
-	if err != nil {
-		return nil, err
-	}
-	pk, prefix := rosterPrefix(in.RoomID)
+}
+
+// roomGet completes room_get with the roster.
+func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *memberRecord, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
+	pk, prefix := rosterPrefix(room.ID)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	roster := Roster{Members: make([]RosterEntry, 0, min(len(rows), MaxRosterMembers)), Count: count(items[3])}
+	roster := Roster{Members: make([]RosterEntry, 0, min(len(rows), MaxRosterMembers)), Count: members}
 	if len(rows) > MaxRosterMembers {
 		rows, roster.Truncated = rows[:MaxRosterMembers], true
 	}
@@ -377,10 +389,9 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 	// members than were listed.
 	roster.Count = max(roster.Count, int64(len(roster.Members)))
 	roster.Truncated = roster.Truncated || roster.Count > int64(len(roster.Members))
-	h.touch(ctx, c)
 	return &RoomGetOutput{
-		Room:       roomDTO(room, version(items[2])),
-		Membership: membershipDTO(room.ID, mem, items[1].Version),
+		Room:       roomDTO(room, briefRev),
+		Membership: membershipDTO(room.ID, mem, memberRev),
 		Roster:     roster,
 	}, nil
 }
@@ -417,7 +428,7 @@ func validFollow(f string) bool {
 // reason), ROOM_ARCHIVED, PROFILE_OUTDATED, REVISION_CONFLICT with the
 // current revision, IDEMPOTENCY_CONFLICT, INVALID_ARGUMENT.
 func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput) (*RoomFollowOutput, error) {
-	if err := checkUUID("room_id", in.RoomID); err != nil {
+	if err := uuidArg("room_id", &in.RoomID); err != nil {
 		return nil, err
 	}
 	if !validFollow(in.Follow) {
@@ -428,39 +439,28 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 		R    Revision
 		F    string
 	}{in.RoomID, in.ExpectedRevision, in.Follow})
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{m.recordKey(agent), roomKey(in.RoomID), roomMemberKey(in.RoomID, agent)}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out, done, err := replay[RoomFollowOutput](m, items[0]); done {
-		return out, err
-	}
-	room, mem, err := roomAccess(c, items[1], items[2])
-	if err != nil {
-		return nil, err
-	}
-	if room.Archived {
-		return nil, roomArchived()
-	}
-	if c.Session.ProfileVersion != c.ProfileVersion {
-		return nil, profileOutdated()
-	}
-	current := items[2].Version
-	if uint64(in.ExpectedRevision) != current {
-		return nil, apperr.Conflict(current)
-	}
-	mem.Follow = in.Follow
-	mk := roomMemberKey(room.ID, c.AgentID)
-	// The archive check goes before the CAS: when both fail (a concurrent
-	// archive and follow), the answer is ROOM_ARCHIVED, which no retry
-	// can get past, not a REVISION_CONFLICT inviting one.
-	return commit(ctx, h, c, m, []guardedOp{
-		h.roomUnchanged(room.ID, items[1].Version),
-		{
-			op: store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current)),
-			onFail: func(ctx context.Context) error {
+	var rs roomSlots
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		rs = rs.declare(b, in.RoomID, agent)
+	}, func(c *call) (*RoomFollowOutput, *plan, error) {
+		room, mem, err := rs.writable(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		current := c.item(rs.member).Version
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
+		mem.Follow = in.Follow
+		mk := roomMemberKey(room.ID, c.AgentID)
+		p := &plan{}
+		// The archive check goes before the CAS: when both fail (a
+		// concurrent archive and follow), the answer is ROOM_ARCHIVED,
+		// which no retry can get past, not a REVISION_CONFLICT inviting
+		// one.
+		p.add(h.roomUnchanged(room.ID, c.item(rs.room).Version))
+		p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current),
+			func(ctx context.Context) error {
 				it, err := h.st.Get(ctx, mk)
 				if err != nil {
 					return storageErr(err)
@@ -469,9 +469,40 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 					return apperr.Forbidden()
 				}
 				return apperr.Conflict(it.Version)
-			},
-		},
-	}, &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)})
+			})
+		return &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)}, p, nil
+	})
+}
+
+// roomSlots are the two items every room tool reads: the room and the
+// caller's room-side membership.
+type roomSlots struct{ room, member slot }
+
+func (roomSlots) declare(b *batch, room, agent string) roomSlots {
+	return roomSlots{room: b.add(roomKey(room)), member: b.add(roomMemberKey(room, agent))}
+}
+
+// access applies roomAccess to the slots.
+func (rs roomSlots) access(c *call) (*roomRecord, *memberRecord, error) {
+	return roomAccess(c.Caller, c.item(rs.room), c.item(rs.member))
+}
+
+// writable is access for a mutation: the room must not be archived.
+func (rs roomSlots) writable(c *call) (*roomRecord, *memberRecord, error) {
+	room, mem, err := rs.access(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if room.Archived {
+		return nil, nil, roomArchived()
+	}
+	return room, mem, nil
+}
+
+// stillMember guards a mutation against the caller's removal between its
+// read and its write.
+func stillMember(room, agent string) guardedOp {
+	return guardedOp{op: store.Check(roomMemberKey(room, agent), store.Present), onFail: answer(func() error { return apperr.Forbidden() })}
 }
 
 // roomUnchanged guards a mutation against the room being archived between
@@ -499,7 +530,7 @@ func (h *Hub) roomUnchanged(room string, v uint64) guardedOp {
 type BriefDTO struct {
 	RoomID    string   `json:"room_id"`
 	Revision  Revision `json:"revision" desc:"Brief revision (\"0\": no brief yet); room_brief_update takes it as expected_revision."`
-	TextMD    string   `json:"text_md" desc:"The brief, Markdown, at most 64 KiB."`
+	TextMD    string   `json:"text_md,omitempty" desc:"The brief, Markdown, at most 64 KiB. Absent when there is no brief yet, and in a replayed receipt."`
 	UpdatedAt string   `json:"updated_at,omitempty"`
 	UpdatedBy string   `json:"updated_by_agent_id,omitempty" desc:"The member who appended last; absent when the owner wrote the brief."`
 }
@@ -526,25 +557,25 @@ type RoomBriefOutput struct {
 // RoomBriefGet returns the current brief of a room the caller is a current
 // member of, however recently it was added (onboarding), archived or not.
 func (h *Hub) RoomBriefGet(ctx context.Context, cr Credentials, in RoomIDInput) (*RoomBriefOutput, error) {
-	if err := checkUUID("room_id", in.RoomID); err != nil {
+	if err := uuidArg("room_id", &in.RoomID); err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID)}
+	var rs roomSlots
+	var brief slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		rs = rs.declare(b, in.RoomID, agent)
+		brief = b.add(briefKey(in.RoomID))
+	}, func(c *call) (*RoomBriefOutput, error) {
+		room, _, err := rs.access(c)
+		if err != nil {
+			return nil, err
+		}
+		d, err := briefDTO(room.ID, c.item(brief))
+		if err != nil {
+			return nil, err
+		}
+		return &RoomBriefOutput{Brief: d}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	room, _, err := roomAccess(c, items[0], items[1])
-	if err != nil {
-		return nil, err
-	}
-	b, err := briefDTO(room.ID, items[2])
-	if err != nil {
-		return nil, err
-	}
-	h.touch(ctx, c)
-	return &RoomBriefOutput{Brief: b}, nil
 }
 
 // RoomBriefUpdateInput is room_brief_update's input.
@@ -575,7 +606,7 @@ func appendParagraph(text, add string) string {
 // REVISION_CONFLICT with the current revision, LIMIT_EXCEEDED (append over
 // 16 KiB, brief over 64 KiB), INVALID_ARGUMENT, IDEMPOTENCY_CONFLICT.
 func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefUpdateInput) (*RoomBriefOutput, error) {
-	if err := checkUUID("room_id", in.RoomID); err != nil {
+	if err := uuidArg("room_id", &in.RoomID); err != nil {
 		return nil, err
 	}
 	if err := checkBodyMD("append_md", in.AppendMD); err != nil {
@@ -586,62 +617,50 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 		R    Revision
 		A    string
 	}{in.RoomID, in.ExpectedRevision, in.AppendMD})
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{m.recordKey(agent), roomKey(in.RoomID), roomMemberKey(in.RoomID, agent), briefKey(in.RoomID)}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out, done, err := replay[RoomBriefOutput](m, items[0]); done {
-		return out, err
-	}
-	room, _, err := roomAccess(c, items[1], items[2])
-	if err != nil {
-		return nil, err
-	}
-	if room.Archived {
-		return nil, roomArchived()
-	}
-	if c.Session.ProfileVersion != c.ProfileVersion {
-		return nil, profileOutdated()
-	}
-	current, cond, text := uint64(0), store.Absent, ""
-	if items[3] != nil {
-		b, err := decode[briefRecord](items[3])
+	var rs roomSlots
+	var brief slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		rs = rs.declare(b, in.RoomID, agent)
+		brief = b.add(briefKey(in.RoomID))
+	}, func(c *call) (*RoomBriefOutput, *plan, error) {
+		room, _, err := rs.writable(c)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, nil, err
 		}
-		current, cond, text = items[3].Version, store.AtVersion(items[3].Version), b.TextMD
-	}
-	if uint64(in.ExpectedRevision) != current {
-		return nil, apperr.Conflict(current)
-	}
-	text = appendParagraph(text, in.AppendMD)
-	if len(text) > MaxBriefBytes {
-		return nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
-	}
-	bk := briefKey(room.ID)
-	item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1,
-		Data: encode(briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID})}
-	b, err := briefDTO(room.ID, item)
-	if err != nil {
-		return nil, err
-	}
-	// Checks in the order of the read path: membership, archive, then the
-	// CAS. When several fail, the first decides the answer, so a member
-	// removed meanwhile gets NOT_FOUND_OR_FORBIDDEN, never the current
-	// revision of a room it may no longer see.
-	return commit(ctx, h, c, m, []guardedOp{
-		{
-			op:     store.Check(roomMemberKey(room.ID, c.AgentID), store.Present),
-			onFail: func(context.Context) error { return apperr.Forbidden() },
-		},
-		h.roomUnchanged(room.ID, items[1].Version),
-		{
-			op:     store.Put(item, cond),
-			onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, bk) },
-		},
-	}, &RoomBriefOutput{Brief: b})
+		current, text := uint64(0), ""
+		if it := c.item(brief); it != nil {
+			b, err := decode[briefRecord](it)
+			if err != nil {
+				return nil, nil, apperr.Normalize(err)
+			}
+			current, text = it.Version, b.TextMD
+		}
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
+		text = appendParagraph(text, in.AppendMD)
+		if len(text) > MaxBriefBytes {
+			return nil, nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
+		}
+		bk := briefKey(room.ID)
+		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1,
+			Data: encode(briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID})}
+		d, err := briefDTO(room.ID, item)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Checks in the order of the read path: membership, archive, then
+		// the CAS. When several fail, the first decides the answer, so a
+		// member removed meanwhile gets NOT_FOUND_OR_FORBIDDEN, never the
+		// current revision of a room it may no longer see.
+		p := &plan{}
+		p.add(stillMember(room.ID, c.AgentID), h.roomUnchanged(room.ID, c.item(rs.room).Version))
+		p.put(item, casCond(c.item(brief)), h.conflictAt(bk))
+		receipt := d
+		receipt.TextMD = ""
+		p.receipt = &RoomBriefOutput{Brief: receipt}
+		return &RoomBriefOutput{Brief: d}, p, nil
+	})
 }
 
 // checkBrief validates an owner-written brief.

@@ -780,8 +780,8 @@ func TestRoomRoundTrips(t *testing.T) {
 				_, err := f.h.RoomBriefGet(ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
 				return err
 			}},
-			{"room_follow", 2, func() error { _, err := follow(f, cr, "rt", room.RoomID, m.FollowRevision, "all"); return err }},
-			{"room_brief_update", 2, func() error { _, err := appendBrief(f, cr, "rt", room.RoomID, 1, "x"); return err }},
+			{"room_follow", 2, func() error { _, err := follow(f, cr, "rt-follow", room.RoomID, m.FollowRevision, "all"); return err }},
+			{"room_brief_update", 2, func() error { _, err := appendBrief(f, cr, "rt-brief", room.RoomID, 1, "x"); return err }},
 		}
 		for _, c := range calls {
 			f.st.Reset()

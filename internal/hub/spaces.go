@@ -153,29 +153,6 @@ type SpaceMutationOutput struct {
 	Receipt
 }
 
-// checkTitle enforces 1..200 characters, at most 800 bytes, valid UTF-8,
-// not blank, no control characters.
-func checkTitle(s string) error {
-	if !utf8.ValidString(s) {
-		return apperr.Invalid("title", "must be valid UTF-8")
-	}
-	if strings.TrimSpace(s) == "" {
-		return apperr.Invalid("title", "must not be empty")
-	}
-	if utf8.RuneCountInString(s) > MaxTitleChars {
-		return apperr.Limit("title", "200 characters")
-	}
-	if len(s) > MaxTitleBytes {
-		return apperr.Limit("title", "800 bytes of UTF-8")
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return apperr.Invalid("title", "must not contain control characters")
-		}
-	}
-	return nil
-}
-
 // checkGoal enforces 1 byte..20 KiB of UTF-8.
 func checkGoal(s string) error {
 	if strings.TrimSpace(s) == "" && utf8.ValidString(s) {
@@ -247,33 +224,31 @@ func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInp
 		return nil, err
 	}
 	// request_id is diagnostic: a retry may carry a new one.
-	m := newOperation("create_space", d.OperationKey, struct{ Title, Goal, Status, Visibility string }{
+	m := newMutation("create_space", d.OperationKey, struct{ Title, Goal, Status, Visibility string }{
 		d.Title, d.Goal, d.Status, d.Visibility})
 
-	c, items, err := h.begin(ctx, cr, sessionPrimed, m.keys)
-	if err != nil {
-		return nil, err
-	}
-	if out, _, done, err := replayOperation[SpaceMutationOutput](m, items); done {
-		return out, err
-	}
-	if err := mutable(c); err != nil {
-		return nil, err
-	}
+	return mutate(ctx, h, cr, m, nil, func(c *call) (*SpaceMutationOutput, *plan, error) {
+		out, p := createSpace(c, m, d)
+		return out, p, nil
+	})
+}
 
+// createSpace builds create_space's plan.
+func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, *plan) {
 	rec := &spaceRecord{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID, RequestID: d.RequestID,
 		Title: d.Title, Goal: d.Goal, Status: d.Status, Visibility: d.Visibility,
 		CreatedAt: c.Now, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
-	ops := []guardedOp{{op: store.Put(rec.item(1), store.Absent)}}
+	p := &plan{}
+	p.put(rec.item(1), store.Absent, nil)
 	out := &SpaceMutationOutput{Space: spaceDTO(rec, 1)}
 	if rec.Visibility == visibilityPriv {
-		ops = append(ops, memberOps(rec, c.AgentID, c.AgentID, c.Now)...)
-		ops = append(ops, guardedOp{op: store.Put(&store.Item{PK: spaceMembersKey(rec.ID).PK, SK: spaceMembersKey(rec.ID).SK,
-			Version: 1, Count: 1}, store.Absent)})
+		p.add(memberOps(rec, c.AgentID, c.AgentID, c.Now)...)
+		p.put(&store.Item{PK: spaceMembersKey(rec.ID).PK, SK: spaceMembersKey(rec.ID).SK, Version: 1, Count: 1}, store.Absent, nil)
 		out.Space.Members, out.Space.MemberCount = []string{c.AgentID}, 1
 	}
 	out.Operation = operation(c, m, rec.ID, 1)
-	return commitOperation(ctx, h, c, m, ops, out)
+	p.receipt = operationReceipt(out.Operation)
+	return out, p
 }
 
 // memberOps writes both sides of a new membership.
@@ -334,17 +309,21 @@ func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*
 	if err := checkSpaceID(in.ID); err != nil {
 		return nil, err
 	}
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return []store.Key{spaceKey(in.ID), spaceMemberKey(in.ID, agent), spaceMembersKey(in.ID)}
+	var space, member, members slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		space, member, members = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent)), b.add(spaceMembersKey(in.ID))
+	}, func(c *call) (*GetSpaceOutput, error) {
+		rec, err := loadSpace(c.Caller, c.item(space), c.item(member))
+		if err != nil {
+			return nil, err
+		}
+		return h.getSpace(ctx, rec, c.item(space).Version, count(c.item(members)))
 	})
-	if err != nil {
-		return nil, err
-	}
-	rec, err := loadSpace(c, items[0], items[1])
-	if err != nil {
-		return nil, err
-	}
-	dto := spaceDTO(rec, items[0].Version)
+}
+
+// getSpace completes get_space with a private space's members.
+func (h *Hub) getSpace(ctx context.Context, rec *spaceRecord, version uint64, members int64) (*GetSpaceOutput, error) {
+	dto := spaceDTO(rec, version)
 	if rec.Visibility == visibilityPriv {
 		pk, prefix := spaceMemberPrefix(rec.ID)
 		rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxSpaceMembers})
@@ -355,9 +334,8 @@ func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*
 		for _, it := range rows {
 			dto.Members = append(dto.Members, strings.TrimPrefix(it.SK, prefix))
 		}
-		dto.MemberCount = count(items[2])
+		dto.MemberCount = members
 	}
-	h.touch(ctx, c)
 	return &GetSpaceOutput{Space: *dto}, nil
 }
 
@@ -388,54 +366,46 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 		checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
-	m := newOperation("update_space", d.OperationKey, struct {
+	m := newMutation("update_space", d.OperationKey, struct {
 		ID              string
 		ExpectedVersion int64
 		Title, Goal     string
 		Status          string
 	}{in.ID, d.ExpectedVersion, d.Title, d.Goal, d.Status})
 
-	c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-		return append(m.keys(agent), spaceKey(in.ID), spaceMemberKey(in.ID, agent))
+	var space, member slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		space, member = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent))
+	}, func(c *call) (*SpaceMutationOutput, *plan, error) {
+		rec, err := loadSpace(c.Caller, c.item(space), c.item(member))
+		if err != nil {
+			return nil, nil, err
+		}
+		current := c.item(space).Version
+		if uint64(d.ExpectedVersion) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
+		out, p := updateSpace(c, m, rec, current, d)
+		return out, p, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out, items, done, err := replayOperation[SpaceMutationOutput](m, items)
-	if done {
-		return out, err
-	}
-	rec, err := loadSpace(c, items[0], items[1])
-	if err != nil {
-		return nil, err
-	}
-	if err := mutable(c); err != nil {
-		return nil, err
-	}
-	current := items[0].Version
-	if uint64(d.ExpectedVersion) != current {
-		return nil, apperr.Conflict(current)
-	}
+}
+
+// updateSpace builds update_space's plan over rec at version current.
+func updateSpace(c *call, m mutation, rec *spaceRecord, current uint64, d UpdateSpaceData) (*SpaceMutationOutput, *plan) {
 
 	next := *rec
 	next.Title, next.Goal, next.Status, next.UpdatedAt, next.UpdatedBy = d.Title, d.Goal, d.Status, c.Now, c.AgentID
-	k := spaceKey(rec.ID)
-	var ops []guardedOp
+	p := &plan{}
 	if rec.Visibility == visibilityPriv {
 		// Before the CAS: when both fail, the first decides the answer, and
 		// a member removed meanwhile must not learn the current version.
-		ops = append(ops, guardedOp{
-			op:     store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
-			onFail: func(context.Context) error { return apperr.Forbidden() },
-		})
+		p.check(spaceMemberKey(rec.ID, c.AgentID), store.Present, answer(func() error { return apperr.Forbidden() }))
 	}
-	ops = append(ops, guardedOp{
-		op:     store.Put(next.item(current+1), store.AtVersion(current)),
-		onFail: func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) },
-	})
-	out = &SpaceMutationOutput{Space: spaceDTO(&next, current+1)}
+	p.put(next.item(current+1), store.AtVersion(current), c.h.conflictAt(spaceKey(rec.ID)))
+	out := &SpaceMutationOutput{Space: spaceDTO(&next, current+1)}
 	out.Operation = operation(c, m, rec.ID, current+1)
-	return commitOperation(ctx, h, c, m, ops, out)
+	p.receipt = operationReceipt(out.Operation)
+	return out, p
 }
 
 // ListSpacesData is list_spaces' query.
@@ -467,15 +437,18 @@ func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := h.begin(ctx, cr, sessionPrimed, nil)
-	if err != nil {
-		return nil, err
-	}
+	return read(ctx, h, cr, nil, func(c *call) (*ListSpacesOutput, error) {
+		return h.spacesPage(ctx, c, in.Data.Cursor, limit)
+	})
+}
+
+// spacesPage reads one page of list_spaces.
+func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*ListSpacesOutput, error) {
 	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey}
 	var after string
-	if in.Data.Cursor != "" {
+	if cur != "" {
 		var pos spacesPos
-		if err := cursor.Decode(in.Data.Cursor, scope, &pos); err != nil {
+		if err := cursor.Decode(cur, scope, &pos); err != nil {
 			return nil, err
 		}
 		if pos.K == "" || len(pos.K) > 200 || strings.ContainsRune(pos.K, 0) {
@@ -560,7 +533,6 @@ func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput
 		}
 		out.Items = append(out.Items, spaceSummary(rec, it.Version))
 	}
-	h.touch(ctx, c)
 	return out, nil
 }
 
@@ -625,47 +597,38 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 		tool = "add_space_member"
 	}
 	d := in.Data
-	if err := firstInvalid(checkSpaceID(in.ID), checkUUID("agent_id", d.AgentID), checkOperationKey(d.OperationKey)); err != nil {
+	if err := firstInvalid(checkSpaceID(in.ID), uuidArg("agent_id", &d.AgentID), checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
-	m := newOperation(tool, d.OperationKey, struct{ ID, AgentID string }{in.ID, d.AgentID})
-	return retryContended(ctx, func() (*SpaceMemberOutput, error) {
-		c, items, err := h.begin(ctx, cr, sessionPrimed, func(agent string) []store.Key {
-			return append(m.keys(agent), spaceKey(in.ID), spaceMemberKey(in.ID, agent),
-				spaceMemberKey(in.ID, d.AgentID), spaceMembersKey(in.ID), agentKey(d.AgentID))
-		})
+	m := newMutation(tool, d.OperationKey, struct{ ID, AgentID string }{in.ID, d.AgentID})
+	var space, self, target, counterSlot, targetAgent slot
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		space, self = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent))
+		target, counterSlot = b.add(spaceMemberKey(in.ID, d.AgentID)), b.add(spaceMembersKey(in.ID))
+		targetAgent = b.add(agentKey(d.AgentID))
+	}, func(c *call) (*SpaceMemberOutput, *plan, error) {
+		rec, err := loadSpace(c.Caller, c.item(space), c.item(self))
 		if err != nil {
-			return nil, err
-		}
-		out, items, done, err := replayOperation[SpaceMemberOutput](m, items)
-		if done {
-			return out, err
-		}
-		rec, err := loadSpace(c, items[0], items[1])
-		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if rec.Visibility != visibilityPriv {
-			return nil, apperr.Invalid("id", "public spaces have no members to manage: every agent of the box may see them")
+			return nil, nil, apperr.Invalid("id", "public spaces have no members to manage: every agent of the box may see them")
 		}
 		if rec.CreatorID != c.AgentID {
-			return nil, apperr.Forbidden().WithNext("Only the space's creator manages its members; ask the creator.")
-		}
-		if err := mutable(c); err != nil {
-			return nil, err
+			return nil, nil, apperr.Forbidden().WithNext("Only the space's creator manages its members; ask the creator.")
 		}
 		if add {
-			target, err := sameBoxAgent(c, items[4])
-			if err != nil || target.Status != statusActive {
-				return nil, apperr.Forbidden().WithNext("Check the agent id: it must be an active agent of your box.")
+			t, err := sameBoxAgent(c.Caller, c.item(targetAgent))
+			if err != nil || t.Status != statusActive {
+				return nil, nil, apperr.Forbidden().WithNext("Check the agent id: it must be an active agent of your box.")
 			}
 		} else if d.AgentID == rec.CreatorID {
-			return nil, apperr.Invalid("agent_id", "the creator cannot be removed from the space")
+			return nil, nil, apperr.Invalid("agent_id", "the creator cannot be removed from the space")
 		}
 
-		counter := items[3]
+		counter := c.item(counterSlot)
 		members := count(counter)
-		isMember := items[2] != nil
+		isMember := c.item(target) != nil
 		dto := &SpaceMemberDTO{SpaceID: rec.ID, AgentID: d.AgentID, Member: isMember, MemberCount: members}
 		revision := uint64(0)
 		if counter != nil {
@@ -674,18 +637,17 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 		var ops []guardedOp
 		if isMember != add {
 			if add && members >= MaxSpaceMembers {
-				return nil, apperr.Limit("members", "100 members per private space")
+				return nil, nil, apperr.Limit("members", "100 members per private space")
 			}
 			delta := int64(1)
 			if add {
 				ops = memberOps(rec, d.AgentID, c.AgentID, c.Now)
 				// A concurrent add of the same agent: the retry sees it.
-				ops[0].onFail = func(context.Context) error { return errContended }
+				ops[0].onFail = contended
 			} else {
 				delta = -1
 				ops = []guardedOp{
-					{op: store.Delete(spaceMemberKey(rec.ID, d.AgentID), store.Present),
-						onFail: func(context.Context) error { return errContended }},
+					{op: store.Delete(spaceMemberKey(rec.ID, d.AgentID), store.Present), onFail: contended},
 					{op: store.Delete(agentSpaceKey(d.AgentID, rec.sortKey()), store.Unconditional)},
 				}
 			}
@@ -697,19 +659,15 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 			ck := spaceMembersKey(rec.ID)
 			ops = append(ops,
 				guardedOp{op: store.Put(&store.Item{PK: ck.PK, SK: ck.SK, Version: revision, Count: members + delta}, cond),
-					onFail: func(context.Context) error { return errContended }},
+					onFail: contended},
 				// The caller must still be the member it was when it read.
 				guardedOp{op: store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
 					onFail: func(context.Context) error { return apperr.Forbidden() }})
 			dto.Member, dto.Changed, dto.MemberCount = add, true, members+delta
 		}
-		out = &SpaceMemberOutput{Membership: dto}
+		out := &SpaceMemberOutput{Membership: dto}
 		out.Operation = operation(c, m, rec.ID, revision)
-		if len(ops) == 0 && m.key == "" {
-			h.touch(ctx, c)
-			return out, nil
-		}
-		return commitOperation(ctx, h, c, m, ops, out)
+		return out, &plan{ops: ops, receipt: operationReceipt(out.Operation)}, nil
 	})
 }
 

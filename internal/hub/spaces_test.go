@@ -668,9 +668,10 @@ func TestSpaceStoreFaults(t *testing.T) {
 		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw },
 			func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
 		cr := f.prime(f.a)
-		fw.set(1)
+		fw.set(1000)
 		_, err := createSpace(f, cr, "public", "Busy", "busy-1")
 		wantCode(t, "CreateSpace while throttled", err, apperr.TemporarilyUnavailable)
+		fw.set(0)
 		out, err := createSpace(f, cr, "public", "Busy", "busy-1")
 		if err != nil || out.Replayed {
 			t.Fatalf("retry = %+v, %v; want a fresh effect", out, err)

@@ -1,13 +1,10 @@
 package hub
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
-	"unicode/utf8"
 
-	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/schema"
 )
 
@@ -131,85 +128,6 @@ type Auth struct {
 // Mutation is embedded in every seed-000 mutation input.
 type Mutation struct {
 	IdempotencyKey string `json:"idempotency_key" desc:"One stable ID for this logical action, scoped to you and this tool. Keep it when retrying an uncertain result; use a new one for a new action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
-}
-
-// checkSized is the one rule for sized free text (body_md, note content,
-// goal, brief): valid UTF-8, non-empty when required, and at most maxBytes
-// (LIMIT_EXCEEDED naming bound). Byte sizes are what the seeds cap.
-func checkSized(field, s string, required bool, maxBytes int, bound string) error {
-	if required && s == "" {
-		return apperr.Invalid(field, "must not be empty")
-	}
-	if !utf8.ValidString(s) {
-		return apperr.Invalid(field, "must be valid UTF-8")
-	}
-	if len(s) > maxBytes {
-		return apperr.Limit(field, bound)
-	}
-	return nil
-}
-
-// checkBodyMD enforces the 1 byte..16 KiB UTF-8 rule.
-func checkBodyMD(field, s string) error {
-	return checkSized(field, s, true, MaxBodyMDBytes, "16 KiB of UTF-8")
-}
-
-// checkSlug enforces seed 002's operation_key pattern, which note names
-// share: at most 80 characters of lowercase letters and digits in
-// hyphen-separated groups, which also keeps them safe inside item keys.
-func checkSlug(field, s string) error {
-	if utf8.RuneCountInString(s) > MaxIDChars {
-		return apperr.Limit(field, "80 characters")
-	}
-	if !slugRE.MatchString(s) {
-		return apperr.Invalid(field, "must be lowercase letters and digits in hyphen-separated groups")
-	}
-	return nil
-}
-
-// checkPayload enforces the optional payload rule: a JSON object of at most
-// 8 KiB (compacted) and at most eight levels deep.
-func checkPayload(field string, raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return nil, apperr.Invalid(field, "must be a JSON object")
-	}
-	b := buf.Bytes()
-	if len(b) == 0 || b[0] != '{' {
-		return nil, apperr.Invalid(field, "must be a JSON object")
-	}
-	if len(b) > MaxPayloadBytes {
-		return nil, apperr.Limit(field, "8 KiB")
-	}
-	if depth(b) > MaxPayloadDepth {
-		return nil, apperr.Limit(field, "depth 8")
-	}
-	return b, nil
-}
-
-// depth returns the maximum nesting of compact, valid JSON.
-func depth(b []byte) int {
-	d, maxD, inStr, esc := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			d++
-			maxD = max(maxD, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return maxD
 }
 
 // ArgumentKey returns the box_key argument, for the registry to pass on as

@@ -55,6 +55,7 @@ func declare(r *Registry) []*Tool {
 		helpTool(r),
 	}
 	tools = append(tools, directoryAndRoomTools()...)
+	tools = append(tools, messageTools()...)
 	tools = append(tools, spaceAndMemoryTools()...)
 	return tools
 }

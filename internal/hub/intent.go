@@ -1,0 +1,172 @@
+package hub
+
+// Intents: work too big for one atomic write.
+//
+// A message to a 1,000-member room writes two items per recipient; an ACK of
+// 100 rows writes more than a transaction holds. Such a mutation commits, in
+// its first write (kernel.go), its idempotency record, its durable result
+// and an intent record of the remaining work. The remaining work is a fixed
+// number of steps; step n is one atomic write that carries, besides its own
+// operations, the intent moved from version n to n+1 (the last step deletes
+// it instead). So:
+//
+//   - each step applies exactly once: two processes finishing one intent
+//     race on its version, and the loser re-reads it and goes on from there;
+//   - a crash between steps loses nothing: the intent stays, and whoever
+//     finishes it next starts at the first step not yet applied;
+//   - the caller that committed the first write finishes the intent before
+//     answering; a retry with the same idempotency key finishes it before
+//     answering the receipt (idempotency.go); the sweep (Sweep) finishes
+//     intents whose caller vanished — a scheduled function on Lambda, a
+//     ticker in agentbox serve.
+//
+// A step is computed from the intent's payload and the step number alone,
+// plus whatever it reads, so every process computes the same step. Open
+// intents are listed on GSI1 under intentIndex, oldest first, for the sweep.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/google/uuid"
+)
+
+// intentRecord is an unfinished operation. The item's Version is the number
+// of steps applied.
+type intentRecord struct {
+	ID      string          `json:"id"`
+	Kind    string          `json:"kind"`
+	Steps   uint64          `json:"steps"`
+	Payload json.RawMessage `json:"payload"`
+	Created time.Time       `json:"created"`
+}
+
+// intentStep computes step n of an intent: its operations, which commit
+// with the intent's advance. A condition of theirs that another writer can
+// move (a sequence counter) answers contended, and the step is computed
+// again.
+type intentStep func(h *Hub, ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error)
+
+// intentKinds maps each kind of intent to its step. It is a fixed table,
+// not state: every process knows every kind.
+var intentKinds = map[string]intentStep{
+	intentFanout: (*Hub).fanoutStep,
+}
+
+func intentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }
+
+// intentIndex is the GSI1 partition listing open intents by age.
+const intentIndex = "intents#open"
+
+func newIntent(kind string, steps uint64, payload any, now time.Time) *intentRecord {
+	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: encode(payload), Created: now}
+}
+
+func (r *intentRecord) item() *store.Item {
+	k := intentKey(r.ID)
+	return &store.Item{PK: k.PK, SK: k.SK,
+		GSI1PK: intentIndex, GSI1SK: fmt.Sprintf("%020d#%s", r.Created.UnixNano(), r.ID),
+		Data: encode(r)}
+}
+
+// finishAttempts bounds how often finish computes one step again after
+// losing its counters to concurrent writers.
+const finishAttempts = 12
+
+// finish applies every remaining step of intent id. It returns nil once the
+// intent is gone (finished, by this call or another).
+func (h *Hub) finish(ctx context.Context, id string) error {
+	k := intentKey(id)
+	misses := 0
+	for {
+		it, err := h.st.Get(ctx, k)
+		if err != nil {
+			return storageErr(err)
+		}
+		if it == nil {
+			return nil
+		}
+		rec, err := decode[intentRecord](it)
+		if err != nil {
+			return apperr.Normalize(err)
+		}
+		stepFn, ok := intentKinds[rec.Kind]
+		if !ok {
+			return apperr.Normalize(fmt.Errorf("hub: intent of unknown kind %q", rec.Kind))
+		}
+		ops, err := stepFn(h, ctx, rec, it.Version)
+		if err != nil {
+			return err
+		}
+		adv := guardedOp{op: store.Delete(k, store.AtVersion(it.Version)), onFail: contended}
+		if it.Version+1 < rec.Steps {
+			next := *it
+			next.Version++
+			adv.op = store.Put(&next, store.AtVersion(it.Version))
+		}
+		err = h.write(ctx, append([]guardedOp{adv}, ops...), -1)
+		switch {
+		case err == nil:
+			misses = 0
+			continue
+		case errors.Is(err, errContended), errors.Is(err, store.ErrUnavailable):
+			misses++
+			if misses >= finishAttempts {
+				return apperr.Unavailable(err)
+			}
+			if err := sleepBackoff(ctx, misses); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// sleepBackoff waits a jittered, doubling delay before attempt n (n ≥ 1).
+func sleepBackoff(ctx context.Context, n int) error {
+	ceiling := time.Millisecond << min(n, 6)
+	t := time.NewTimer(time.Duration(rngInt64N(int64(ceiling))) + 100*time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return apperr.Normalize(ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// SweepGrace is how long an intent may stay open before the sweep takes it
+// over from its caller, which normally finishes it within its own call.
+const SweepGrace = time.Minute
+
+// Sweep finishes intents opened more than grace ago, oldest first, at most
+// limit of them, and reports how many it finished. Finishing is idempotent,
+// so any number of sweepers may run at once.
+func (h *Hub) Sweep(ctx context.Context, grace time.Duration, limit int) (int, error) {
+	cutoff := h.clock().Add(-grace)
+	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: intentIndex,
+		To: fmt.Sprintf("%020d", cutoff.UnixNano()) + "\U0010FFFF", Limit: limit})
+	if err != nil {
+		return 0, storageErr(err)
+	}
+	done := 0
+	for _, it := range rows {
+		rec, err := decode[intentRecord](it)
+		if err != nil {
+			h.log.ErrorContext(ctx, "undecodable intent", "key", it.PK)
+			continue
+		}
+		if err := h.finish(ctx, rec.ID); err != nil {
+			h.log.WarnContext(ctx, "sweep could not finish an intent", "intent", rec.ID, "err", err)
+			continue
+		}
+		done++
+	}
+	return done, nil
+}

@@ -1,0 +1,1097 @@
+package hub
+
+// Messages, streams and attention.
+//
+// Streams. Every room has one stream and every unordered pair of agents of a
+// box one DM stream. A stream numbers its messages 1, 2, 3, ... without
+// holes: its head item's Version is the last number taken, and a send moves
+// it from v to v+1 in the same atomic write that stores message v+1
+// (plan.next). Commit order is therefore sequence order, and a reader that
+// captured head h can never later meet a message numbered h or below that it
+// did not see (BRIEF §7, "No skipped rows"): that is what makes h a safe
+// upper bound for a resume cursor.
+//
+//	room#R / head                room stream head (Version = last sequence)
+//	room#R / msg#<seq>           a room message, in full
+//	dm#<A>#<B> / head            DM stream head of the pair, A < B
+//	dm#<A>#<B> / msg#<seq>       a DM, in full
+//	msg#<id> / msg               the message's address: stream, sequence, author, thread
+//	thr#<root> / m#<seq>         the thread index: one row per message of the thread
+//
+// Attention. At send time each recipient other than the author gets at most
+// one attention row whose reasons are the OR of seed 000's bits (1 DM, 2
+// follows all, 4 mention, 8 reply to own message, 16 request), filtered by
+// the recipient's follow preference of its current epoch (DMs ignore room
+// preferences). A row is numbered in the recipient's own inbox stream, with
+// the same hole-free head discipline:
+//
+//	agent#A / inbox              inbox head (Version = last inbox sequence = rows ever written)
+//	agent#A / inbox#<seq>        attention row; GSI1 att#<A> / <stream>#<seq> (receipt lookup)
+//
+// so a recipient costs two items: its head and its row. Small fan-outs
+// commit with the message; larger ones continue as an intent (intent.go) in
+// chunks of fanoutChunk recipients, each chunk one atomic write that also
+// advances the intent, so a crash between chunks loses nothing and repeats
+// nothing.
+//
+// Epochs. A room member reads the room from its epoch's StartSeq (the head
+// when it was added, plus one): what was said before it joined, and in the
+// gap of an earlier removal, stays hidden. A removed member reads nothing.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/google/uuid"
+)
+
+// Attention reasons (seed 000).
+const (
+	ReasonDM        = 1
+	ReasonFollowAll = 2
+	ReasonMention   = 4
+	ReasonReply     = 8
+	ReasonRequest   = 16
+)
+
+// Destination kinds.
+const (
+	KindDM   = "dm"
+	KindRoom = "room"
+)
+
+const (
+	// fanoutChunk is how many recipients one intent step writes: two
+	// items each, plus the intent's advance, stay within one transaction.
+	fanoutChunk = 45
+	// DefaultConversationPage and MaxConversationPage bound a history page.
+	DefaultConversationPage = 50
+	MaxConversationPage     = 100
+	// DefaultPageBytes and MaxPageBytes bound the messages of one page; a
+	// page always holds at least one message, however large.
+	DefaultPageBytes = 128 << 10
+	MaxPageBytes     = 256 << 10
+	MinPageBytes     = 1 << 10
+	// MaxThreadMessages bounds thread_read's family.
+	MaxThreadMessages = 200
+	// receiptTTL is how long a retrieval receipt lets its session ACK.
+	receiptTTL = 7 * 24 * time.Hour
+)
+
+func seqKey(n uint64) string { return fmt.Sprintf("%020d", n) }
+
+// stream identifies one room or DM stream.
+type stream struct {
+	kind string
+	room string    // kind room
+	pair [2]string // kind dm, sorted
+}
+
+func roomStream(room string) stream { return stream{kind: KindRoom, room: room} }
+
+func dmStream(a, b string) stream {
+	if b < a {
+		a, b = b, a
+	}
+	return stream{kind: KindDM, pair: [2]string{a, b}}
+}
+
+// id is the stream's name in cursors, pointers and attention rows.
+func (s stream) id() string {
+	if s.kind == KindRoom {
+		return "r:" + s.room
+	}
+	return "d:" + s.pair[0] + ":" + s.pair[1]
+}
+
+func (s stream) pk() string {
+	if s.kind == KindRoom {
+		return "room#" + s.room
+	}
+	return "dm#" + s.pair[0] + "#" + s.pair[1]
+}
+
+func (s stream) head() store.Key           { return store.Key{PK: s.pk(), SK: "head"} }
+func (s stream) msgKey(n uint64) store.Key { return store.Key{PK: s.pk(), SK: "msg#" + seqKey(n)} }
+func roomHeadKey(room string) store.Key    { return roomStream(room).head() }
+
+// parseStream reverses id.
+func parseStream(id string) (stream, bool) {
+	switch {
+	case strings.HasPrefix(id, "r:"):
+		return roomStream(id[2:]), true
+	case strings.HasPrefix(id, "d:"):
+		a, b, ok := strings.Cut(id[2:], ":")
+		return dmStream(a, b), ok
+	}
+	return stream{}, false
+}
+
+func messagePointerKey(id string) store.Key { return store.Key{PK: "msg#" + id, SK: "msg"} }
+func threadKey(root string, n uint64) store.Key {
+	return store.Key{PK: "thr#" + root, SK: "m#" + seqKey(n)}
+}
+func threadPrefix(root string) (pk, prefix string) { return "thr#" + root, "m#" }
+func inboxHeadKey(agent string) store.Key          { return store.Key{PK: "agent#" + agent, SK: "inbox"} }
+func inboxRowKey(agent string, n uint64) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "inbox#" + seqKey(n)}
+}
+func attentionIndex(agent string) string { return "att#" + agent }
+func receiptKey(session string, inboxSeq uint64) store.Key {
+	return store.Key{PK: "ses#" + session, SK: "rcpt#" + seqKey(inboxSeq)}
+}
+
+// messageRecord is a stored message, immutable once written.
+type messageRecord struct {
+	ID         string          `json:"id"`
+	Stream     string          `json:"stream"`
+	Seq        uint64          `json:"seq"`
+	Kind       string          `json:"kind"`
+	RoomID     string          `json:"room_id,omitempty"`
+	Recipient  string          `json:"recipient,omitempty"`
+	AuthorID   string          `json:"author_id"`
+	AuthorName string          `json:"author_name"`
+	BodyMD     string          `json:"body_md"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	Files      []fileRecord    `json:"files,omitempty"`
+	Mentions   []string        `json:"mentions,omitempty"`
+	Requests   []string        `json:"requests,omitempty"`
+	ReplyTo    string          `json:"reply_to,omitempty"`
+	ThreadRoot string          `json:"thread_root"`
+	SentAt     time.Time       `json:"sent_at"`
+}
+
+// pointerRecord is a message's address, so that an id finds its stream.
+type pointerRecord struct {
+	Stream     string `json:"stream"`
+	Seq        uint64 `json:"seq"`
+	AuthorID   string `json:"author_id"`
+	ReplyTo    string `json:"reply_to,omitempty"`
+	ThreadRoot string `json:"thread_root"`
+}
+
+// threadRecord is one row of a thread index.
+type threadRecord struct {
+	ID      string `json:"id"`
+	Stream  string `json:"stream"`
+	Seq     uint64 `json:"seq"`
+	ReplyTo string `json:"reply_to,omitempty"`
+}
+
+// attentionRecord is one inbox row: a message that needs the agent's
+// attention, with why.
+type attentionRecord struct {
+	Seq       uint64    `json:"seq"`
+	MessageID string    `json:"message_id"`
+	Stream    string    `json:"stream"`
+	StreamSeq uint64    `json:"stream_seq"`
+	Reasons   int       `json:"reasons"`
+	At        time.Time `json:"at"`
+	AckedBy   string    `json:"acked_by,omitempty"`
+	AckedAt   time.Time `json:"acked_at,omitzero"`
+}
+
+// Destination is where a message goes, or which conversation to read:
+// exactly {kind:"dm", recipient_agent_id} or {kind:"room", room_id}.
+type Destination struct {
+	Kind             string `json:"kind" desc:"dm or room." schema:"enum=dm|room" example:"\"room\""`
+	RecipientAgentID string `json:"recipient_agent_id,omitempty" desc:"With kind dm: the other agent." schema:"format=uuid"`
+	RoomID           string `json:"room_id,omitempty" desc:"With kind room: the room." schema:"format=uuid"`
+}
+
+// check validates the destination's shape and canonicalizes its id.
+func (d *Destination) check(field string) error {
+	switch d.Kind {
+	case KindDM:
+		if d.RoomID != "" || d.RecipientAgentID == "" {
+			return apperr.Invalid(field, "a dm destination has exactly recipient_agent_id")
+		}
+		return uuidArg(field+".recipient_agent_id", &d.RecipientAgentID)
+	case KindRoom:
+		if d.RecipientAgentID != "" || d.RoomID == "" {
+			return apperr.Invalid(field, "a room destination has exactly room_id")
+		}
+		return uuidArg(field+".room_id", &d.RoomID)
+	}
+	return apperr.Invalid(field+".kind", "must be dm or room")
+}
+
+// stream returns the destination's stream as seen by agent.
+func (d *Destination) stream(agent string) stream {
+	if d.Kind == KindRoom {
+		return roomStream(d.RoomID)
+	}
+	return dmStream(agent, d.RecipientAgentID)
+}
+
+// MessageDTO is the canonical message.
+type MessageDTO struct {
+	MessageID     string       `json:"message_id"`
+	StreamSeq     Revision     `json:"stream_seq" desc:"Position in its room or DM stream."`
+	Destination   Destination  `json:"destination"`
+	AuthorAgentID string       `json:"author_agent_id"`
+	AuthorName    string       `json:"author_name"`
+	BodyMD        string       `json:"body_md"`
+	Payload       Object       `json:"payload,omitempty"`
+	Files         []FileRefDTO `json:"files,omitempty"`
+	Mentions      []string     `json:"mentions,omitempty"`
+	Requests      []string     `json:"requests,omitempty"`
+	ReplyTo       string       `json:"reply_to,omitempty"`
+	ThreadRootID  string       `json:"thread_root_id"`
+	SentAt        string       `json:"sent_at"`
+}
+
+func (r *messageRecord) dto() MessageDTO {
+	d := MessageDTO{MessageID: r.ID, StreamSeq: Revision(r.Seq), AuthorAgentID: r.AuthorID, AuthorName: r.AuthorName,
+		BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
+		ReplyTo: r.ReplyTo, ThreadRootID: r.ThreadRoot, SentAt: timestamp(r.SentAt)}
+	d.Destination = Destination{Kind: r.Kind, RoomID: r.RoomID, RecipientAgentID: r.Recipient}
+	for _, f := range r.Files {
+		d.Files = append(d.Files, f.dto())
+	}
+	return d
+}
+
+// MessageSendInput is message_send's input.
+type MessageSendInput struct {
+	Auth
+	Mutation
+	Destination Destination    `json:"destination"`
+	BodyMD      string         `json:"body_md" desc:"The message, Markdown, 1 byte to 16 KiB UTF-8. Messages cannot be edited: correct with a reply." schema:"minLength=1,maxLength=16384" example:"\"Parser done; please review.\""`
+	Payload     Object         `json:"payload,omitempty" desc:"Optional JSON object, at most 8 KiB and depth 8, without credential-like fields."`
+	Files       []FileRefInput `json:"files,omitempty" desc:"File references (links, never bytes)." schema:"maxItems=20"`
+	Mentions    []string       `json:"mentions,omitempty" desc:"Agent ids to mention: distinct, at most 20, not yourself; in a room, current members; in a DM, only the recipient. Writing @Name in the text has no effect." schema:"maxItems=20"`
+	Requests    []string       `json:"requests,omitempty" desc:"Agent ids whose response you request: same rules as mentions, and in a room each must also be mentioned." schema:"maxItems=20"`
+	ReplyTo     string         `json:"reply_to,omitempty" desc:"The message this replies to; the reply stays in its room or DM pair." schema:"format=uuid"`
+}
+
+// MessageSendOutput is the durable receipt of a send: stored, not
+// delivered.
+type MessageSendOutput struct {
+	MessageID      string   `json:"message_id"`
+	StreamSeq      Revision `json:"stream_seq"`
+	SentAt         string   `json:"sent_at"`
+	ThreadRootID   string   `json:"thread_root_id"`
+	AttentionCount int      `json:"attention_count" desc:"How many recipients got an attention row."`
+	RequestCount   int      `json:"request_count" desc:"How many response requests the message carries."`
+	Replay
+}
+
+// recipient is one attention row to write.
+type recipient struct {
+	Agent   string `json:"a"`
+	Reasons int    `json:"r"`
+}
+
+// fanoutPayload is a fan-out intent's remaining work.
+type fanoutPayload struct {
+	MessageID string      `json:"m"`
+	Stream    string      `json:"s"`
+	Seq       uint64      `json:"q"`
+	At        time.Time   `json:"t"`
+	To        []recipient `json:"to"`
+}
+
+const intentFanout = "fanout"
+
+// targets checks mentions or requests: distinct UUIDs (canonicalized in
+// place), at most MaxTargets, never the sender.
+func checkTargets(field string, ids []string, self string) error {
+	if len(ids) > MaxTargets {
+		return apperr.Limit(field, "20 agents")
+	}
+	seen := make(map[string]bool, len(ids))
+	for i := range ids {
+		if err := uuidArg(field, &ids[i]); err != nil {
+			return err
+		}
+		if seen[ids[i]] {
+			return apperr.Invalid(field, "must not repeat an agent")
+		}
+		seen[ids[i]] = true
+		if ids[i] == self {
+			return apperr.Invalid(field, "must not name yourself")
+		}
+	}
+	return nil
+}
+
+// validate checks everything that needs no store read.
+func (in *MessageSendInput) validate() (json.RawMessage, []fileRecord, error) {
+	if err := in.Destination.check("destination"); err != nil {
+		return nil, nil, err
+	}
+	if err := checkBodyMD("body_md", in.BodyMD); err != nil {
+		return nil, nil, err
+	}
+	payload, err := checkPayload("payload", json.RawMessage(in.Payload))
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := checkFiles("files", in.Files, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range []struct {
+		name string
+		ids  []string
+	}{{"mentions", in.Mentions}, {"requests", in.Requests}} {
+		if len(f.ids) > MaxTargets {
+			return nil, nil, apperr.Limit(f.name, "20 agents")
+		}
+		for i := range f.ids {
+			if err := uuidArg(f.name, &f.ids[i]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if in.ReplyTo != "" {
+		if err := uuidArg("reply_to", &in.ReplyTo); err != nil {
+			return nil, nil, err
+		}
+	}
+	return payload, files, nil
+}
+
+// MessageSend stores a message in a room or DM stream and gives each
+// recipient at most one attention row. The result is the durable receipt.
+//
+// Errors: INVALID_ARGUMENT (shape, a target that is yourself, repeated, not
+// a current member, or a request not also mentioned in a room; a DM to
+// yourself), LIMIT_EXCEEDED (body, payload, files, envelope, targets),
+// NOT_FOUND_OR_FORBIDDEN (a room you are not a current member of; a DM
+// recipient that is unknown, of another box or not active; a reply_to you
+// cannot see or of another conversation), ROOM_ARCHIVED, PROFILE_OUTDATED,
+// IDEMPOTENCY_CONFLICT, TEMPORARILY_UNAVAILABLE.
+func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInput) (*MessageSendOutput, error) {
+	payload, files, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	m := newMutation("message_send", in.IdempotencyKey, struct {
+		D  Destination
+		B  string
+		P  json.RawMessage
+		F  []fileRecord
+		M  []string
+		R  []string
+		To string
+	}{in.Destination, in.BodyMD, payload, files, in.Mentions, in.Requests, in.ReplyTo})
+	msg := &messageRecord{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
+		BodyMD: in.BodyMD, Payload: payload, Files: files, Mentions: in.Mentions, Requests: in.Requests, ReplyTo: in.ReplyTo}
+	if n := len(encode(msg)); n > MaxEnvelopeBytes {
+		return nil, apperr.Limit("message", "64 KiB for the whole message with its file metadata")
+	}
+
+	var s slots
+	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		s = declareSend(b, &in, agent)
+	}, func(c *call) (*MessageSendOutput, *plan, error) {
+		return h.send(ctx, c, &in, s, msg)
+	})
+}
+
+// slots are what message_send reads with authentication.
+type slots struct {
+	st                stream
+	head, parent      slot
+	room, member      slot // room
+	peerInbox, peerAg slot // dm
+}
+
+func declareSend(b *batch, in *MessageSendInput, agent string) slots {
+	s := slots{st: in.Destination.stream(agent)}
+	s.head = b.add(s.st.head())
+	if in.ReplyTo != "" {
+		s.parent = b.add(messagePointerKey(in.ReplyTo))
+	}
+	if s.st.kind == KindRoom {
+		s.room, s.member = b.add(roomKey(in.Destination.RoomID)), b.add(roomMemberKey(in.Destination.RoomID, agent))
+	} else if in.Destination.RecipientAgentID != agent {
+		s.peerAg = b.add(agentKey(in.Destination.RecipientAgentID))
+		s.peerInbox = b.add(inboxHeadKey(in.Destination.RecipientAgentID))
+	}
+	return s
+}
+
+// send applies message_send's rules to what was read and builds the plan.
+func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord) (*MessageSendOutput, *plan, error) {
+	msg := *tmpl
+	msg.ID, msg.Stream, msg.AuthorID, msg.AuthorName, msg.SentAt = uuid.NewString(), s.st.id(), c.AgentID, c.Agent.Name, c.Now
+	p := &plan{}
+
+	// Where the message goes, and who may be targeted.
+	var members map[string]*memberRecord // room: current members by agent
+	var startSeq uint64                  // room: the sender's epoch start
+	if s.st.kind == KindRoom {
+		room, mem, err := roomSlots{room: s.room, member: s.member}.writable(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		startSeq = max(mem.StartSeq, 1)
+		roster, err := h.roster(ctx, room.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		members = roster
+		p.add(stillMember(room.ID, c.AgentID), h.roomUnchanged(room.ID, c.item(s.room).Version))
+	} else {
+		if in.Destination.RecipientAgentID == c.AgentID {
+			return nil, nil, apperr.Invalid("destination.recipient_agent_id", "must not be yourself")
+		}
+		peer, err := sameBoxAgent(c.Caller, c.item(s.peerAg))
+		if err != nil || peer.Status != statusActive {
+			return nil, nil, apperr.Forbidden()
+		}
+		// The recipient must still be there when the DM commits.
+		p.check(agentKey(peer.ID), store.AtVersion(c.item(s.peerAg).Version), contended)
+	}
+
+	// Targets: valid before any reply or sequence work.
+	if err := h.checkSendTargets(c, in, members); err != nil {
+		return nil, nil, err
+	}
+
+	// The reply's parent: visible to the sender, in the same stream.
+	parentAuthor := ""
+	msg.ThreadRoot = msg.ID
+	if in.ReplyTo != "" {
+		ptr, err := visiblePointer(c.item(s.parent), s.st, startSeq)
+		if err != nil {
+			return nil, nil, err
+		}
+		parentAuthor, msg.ThreadRoot = ptr.AuthorID, ptr.ThreadRoot
+	}
+
+	msg.Seq = p.next(c, s.head)
+	mk := s.st.msgKey(msg.Seq)
+	p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: encode(&msg)}, store.Absent, contended)
+	pk := messagePointerKey(msg.ID)
+	p.put(&store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: encode(pointerRecord{Stream: msg.Stream, Seq: msg.Seq,
+		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot})}, store.Absent, nil)
+	tk := threadKey(msg.ThreadRoot, msg.Seq)
+	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: encode(threadRecord{ID: msg.ID, Stream: msg.Stream,
+		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)
+
+	to := attention(c.AgentID, in, members, parentAuthor)
+	out := &MessageSendOutput{MessageID: msg.ID, StreamSeq: Revision(msg.Seq), SentAt: timestamp(c.Now),
+		ThreadRootID: msg.ThreadRoot, AttentionCount: len(to), RequestCount: len(in.Requests)}
+	fan := fanoutPayload{MessageID: msg.ID, Stream: msg.Stream, Seq: msg.Seq, At: c.Now, To: to}
+
+	// Small fan-outs commit with the message; the DM's one recipient was
+	// read with authentication.
+	room := store.MaxWriteItems - len(p.ops) - 2 - len(c.keyIDs) - 1
+	switch {
+	case len(to) == 0:
+	case s.st.kind == KindDM:
+		p.add(fanoutOps(fan, to, []*store.Item{c.item(s.peerInbox)})...)
+	case 2*len(to) <= room:
+		heads, err := h.inboxHeads(ctx, to)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.add(fanoutOps(fan, to, heads)...)
+	default:
+		steps := (len(to) + fanoutChunk - 1) / fanoutChunk
+		p.intent = newIntent(intentFanout, uint64(steps), fan, c.Now)
+	}
+	return out, p, nil
+}
+
+// roster reads a room's current members.
+func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord, error) {
+	pk, prefix := rosterPrefix(room)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	members := make(map[string]*memberRecord, len(rows))
+	for _, it := range rows {
+		m, err := decode[memberRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		members[m.AgentID] = m
+	}
+	return members, nil
+}
+
+// checkSendTargets applies seed 000's target rules. members is nil for a
+// DM.
+func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string]*memberRecord) error {
+	for _, f := range []struct {
+		name string
+		ids  []string
+	}{{"mentions", in.Mentions}, {"requests", in.Requests}} {
+		if err := checkTargets(f.name, f.ids, c.AgentID); err != nil {
+			return err
+		}
+		for _, id := range f.ids {
+			if members == nil {
+				if id != in.Destination.RecipientAgentID {
+					return apperr.Invalid(f.name, "in a DM may name only its recipient")
+				}
+				continue
+			}
+			if _, ok := members[id]; !ok {
+				return apperr.Invalid(f.name, "must name current members of the room")
+			}
+		}
+	}
+	if members != nil {
+		for _, id := range in.Requests {
+			if !slices.Contains(in.Mentions, id) {
+				return apperr.Invalid("requests", "in a room, each requested agent must also be mentioned")
+			}
+		}
+	}
+	return nil
+}
+
+// visiblePointer decodes a message pointer the caller read and requires the
+// message to be in stream st at or after the caller's epoch start.
+func visiblePointer(it *store.Item, st stream, startSeq uint64) (*pointerRecord, error) {
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	ptr, err := decode[pointerRecord](it)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	if ptr.Stream != st.id() || ptr.Seq < startSeq {
+		return nil, apperr.Forbidden()
+	}
+	return ptr, nil
+}
+
+// attention computes each recipient's reasons (seed 000's table).
+func attention(author string, in *MessageSendInput, members map[string]*memberRecord, parentAuthor string) []recipient {
+	reasons := func(agent, follow string, dm bool) int {
+		r := 0
+		if dm {
+			r |= ReasonDM
+		}
+		if slices.Contains(in.Mentions, agent) {
+			r |= ReasonMention
+		}
+		if agent == parentAuthor {
+			r |= ReasonReply
+		}
+		if slices.Contains(in.Requests, agent) {
+			r |= ReasonRequest
+		}
+		if dm {
+			return r
+		}
+		switch follow {
+		case FollowAll:
+			r |= ReasonFollowAll
+		case FollowMentions:
+		case FollowReplies:
+			r &^= ReasonMention
+		default: // mute, and anything unknown
+			r = 0
+		}
+		// A mention alone reaches "replies" members not at all; with a
+		// reply or request the row carries only the permitted bits.
+		return r
+	}
+	var to []recipient
+	if members == nil {
+		if r := reasons(in.Destination.RecipientAgentID, "", true); r != 0 {
+			to = append(to, recipient{Agent: in.Destination.RecipientAgentID, Reasons: r})
+		}
+		return to
+	}
+	ids := make([]string, 0, len(members))
+	for id := range members {
+		if id != author {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if r := reasons(id, members[id].Follow, false); r != 0 {
+			to = append(to, recipient{Agent: id, Reasons: r})
+		}
+	}
+	return to
+}
+
+// inboxHeads reads the inbox heads of recipients, in order.
+func (h *Hub) inboxHeads(ctx context.Context, to []recipient) ([]*store.Item, error) {
+	keys := make([]store.Key, len(to))
+	for i, r := range to {
+		keys[i] = inboxHeadKey(r.Agent)
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	return items, nil
+}
+
+// fanoutOps writes one attention row per recipient, each numbered in its
+// inbox by moving the inbox head read as heads[i].
+func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp {
+	ops := make([]guardedOp, 0, 2*len(to))
+	for i, r := range to {
+		hk := inboxHeadKey(r.Agent)
+		next := store.Item{PK: hk.PK, SK: hk.SK}
+		cond := store.Absent
+		if heads[i] != nil {
+			next, cond = *heads[i], store.AtVersion(heads[i].Version)
+		}
+		next.Version++
+		row := attentionRecord{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
+			Reasons: r.Reasons, At: f.At}
+		rk := inboxRowKey(r.Agent, next.Version)
+		ops = append(ops,
+			guardedOp{op: store.Put(&next, cond), onFail: contended},
+			guardedOp{op: store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1,
+				GSI1PK: attentionIndex(r.Agent), GSI1SK: f.Stream + "#" + seqKey(f.Seq),
+				Data: encode(row)}, store.Absent), onFail: contended})
+	}
+	return ops
+}
+
+// fanoutStep is step n of a fan-out intent: the next chunk of recipients.
+func (h *Hub) fanoutStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+	var f fanoutPayload
+	if err := json.Unmarshal(rec.Payload, &f); err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	lo := min(int(n)*fanoutChunk, len(f.To))
+	hi := min(lo+fanoutChunk, len(f.To))
+	chunk := f.To[lo:hi]
+	if len(chunk) == 0 {
+		return nil, nil
+	}
+	heads, err := h.inboxHeads(ctx, chunk)
+	if err != nil {
+		return nil, err
+	}
+	return fanoutOps(f, chunk, heads), nil
+}
+
+// MessageGetInput is message_get's input.
+type MessageGetInput struct {
+	Auth
+	MessageID string `json:"message_id" desc:"The message to read." schema:"format=uuid"`
+}
+
+// MessageGetOutput is one message.
+type MessageGetOutput struct {
+	Message MessageDTO `json:"message"`
+	// InboxSeq is set when the message is in the caller's inbox.
+	InboxSeq *Revision `json:"inbox_seq,omitempty" desc:"Your inbox row for this message, if it has one; reading it recorded a retrieval receipt for this session (not an ACK)."`
+}
+
+// MessageGet returns a message the caller may see: a message of its own DM
+// pair, or of a room it is a current member of, sent since its epoch began.
+// Anything else answers the same NOT_FOUND_OR_FORBIDDEN. When the message is
+// in the caller's inbox it records a retrieval receipt for this session;
+// it never ACKs.
+func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput) (*MessageGetOutput, error) {
+	if err := uuidArg("message_id", &in.MessageID); err != nil {
+		return nil, err
+	}
+	var ptr slot
+	return read(ctx, h, cr, func(_ string, b *batch) {
+		ptr = b.add(messagePointerKey(in.MessageID))
+	}, func(c *call) (*MessageGetOutput, error) {
+		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+		if err != nil {
+			return nil, err
+		}
+		if msgs[0] == nil {
+			return nil, apperr.Forbidden()
+		}
+		out := &MessageGetOutput{Message: msgs[0].dto()}
+		seqs, err := h.recordReceipts(ctx, c, msgs[0].Stream, []*messageRecord{msgs[0]})
+		if err != nil {
+			return nil, err
+		}
+		if len(seqs) == 1 {
+			r := Revision(seqs[0])
+			out.InboxSeq = &r
+		}
+		return out, nil
+	})
+}
+
+// visibleMessages resolves message pointers to the messages the caller may
+// see (nil entries for the rest) with one batched read of the messages and
+// the caller's memberships of their rooms.
+func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) ([]*messageRecord, error) {
+	out := make([]*messageRecord, len(ptrs))
+	var keys []store.Key
+	type want struct {
+		i      int
+		st     stream
+		seq    uint64
+		msg    int
+		member int
+		room   int
+	}
+	var wants []want
+	for i, it := range ptrs {
+		if it == nil {
+			continue
+		}
+		p, err := decode[pointerRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		st, ok := parseStream(p.Stream)
+		if !ok {
+			continue
+		}
+		w := want{i: i, st: st, seq: p.Seq, member: -1, room: -1}
+		if st.kind == KindDM && st.pair[0] != c.AgentID && st.pair[1] != c.AgentID {
+			continue
+		}
+		w.msg = len(keys)
+		keys = append(keys, st.msgKey(p.Seq))
+		if st.kind == KindRoom {
+			w.room, w.member = len(keys), len(keys)+1
+			keys = append(keys, roomKey(st.room), roomMemberKey(st.room, c.AgentID))
+		}
+		wants = append(wants, w)
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for _, w := range wants {
+		if w.room >= 0 {
+			_, mem, err := roomAccess(c.Caller, items[w.room], items[w.member])
+			if err != nil || w.seq < max(mem.StartSeq, 1) {
+				continue
+			}
+		}
+		if items[w.msg] == nil {
+			continue
+		}
+		m, err := decode[messageRecord](items[w.msg])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out[w.i] = m
+	}
+	return out, nil
+}
+
+// recordReceipts records, for this session, a retrieval receipt for every
+// message of msgs (all of one stream, ascending) that has a row in the
+// caller's inbox, and returns those rows' inbox sequences. The rows are
+// found on GSI1: a row written an instant ago may not be there yet, in
+// which case no receipt is recorded for it now — inbox_list, which reads
+// the table, always records its own.
+func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs []*messageRecord) ([]uint64, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	lo, hi := msgs[0].Seq, msgs[len(msgs)-1].Seq
+	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: attentionIndex(c.AgentID),
+		From: streamID + "#" + seqKey(lo), To: streamID + "#" + seqKey(hi)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	want := make(map[uint64]bool, len(msgs))
+	for _, m := range msgs {
+		want[m.Seq] = true
+	}
+	var seqs []uint64
+	var ops []store.Op
+	exp := c.Now.Add(receiptTTL).Unix()
+	for _, it := range rows {
+		a, err := decode[attentionRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if !want[a.StreamSeq] {
+			continue
+		}
+		seqs = append(seqs, a.Seq)
+		rk := receiptKey(c.Session.ID, a.Seq)
+		ops = append(ops, store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1, ExpiresAt: exp,
+			Data: encode(receiptRecord{At: c.Now})}, store.Unconditional))
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), store.MaxWriteItems)
+		if err := h.st.Write(ctx, ops[:n]); err != nil {
+			return nil, storageErr(err)
+		}
+		ops = ops[n:]
+	}
+	return seqs, nil
+}
+
+// receiptRecord is a retrieval receipt: this session was shown that row.
+type receiptRecord struct {
+	At time.Time `json:"at"`
+}
+
+// ConversationReadInput is conversation_read's input.
+type ConversationReadInput struct {
+	Auth
+	Conversation Destination `json:"conversation" desc:"The room ({kind:\"room\", room_id}) or your DM with one agent ({kind:\"dm\", recipient_agent_id})."`
+	Cursor       string      `json:"cursor,omitempty" desc:"next_cursor or resume_cursor from an earlier page of this conversation." schema:"maxLength=2048"`
+	Limit        int         `json:"limit,omitempty" desc:"Messages per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
+	MaxBytes     int         `json:"max_bytes,omitempty" desc:"Byte budget of a page's messages, 1024-262144 (default 131072); a page always holds at least one message." schema:"minimum=1024,maximum=262144"`
+}
+
+// ConversationReadOutput is one page of a conversation, oldest first.
+type ConversationReadOutput struct {
+	Messages     []MessageDTO `json:"messages"`
+	NextCursor   string       `json:"next_cursor,omitempty" desc:"More messages up to this read's snapshot remain: pass it to continue."`
+	ResumeCursor string       `json:"resume_cursor,omitempty" desc:"The snapshot is complete: pass it later to get only newer messages."`
+}
+
+type convPos struct {
+	After uint64 `json:"a"`
+	Upper uint64 `json:"u,omitempty"`
+}
+
+// ConversationRead pages through a room (from the caller's epoch start) or
+// the caller's own DM pair, ascending. The first page fixes an upper bound
+// (the stream's head); next_cursor continues after the last message
+// actually returned, and a complete page answers resume_cursor at the
+// upper, from which a later read captures a new upper and returns only
+// newer messages. The byte budget never skips a message. Receipts are
+// recorded for returned messages that are in the caller's inbox. Served from
+// the table, never from an index.
+func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in ConversationReadInput) (*ConversationReadOutput, error) {
+	if err := in.Conversation.check("conversation"); err != nil {
+		return nil, err
+	}
+	limit, err := pageLimit("limit", in.Limit, DefaultConversationPage, MaxConversationPage)
+	if err != nil {
+		return nil, err
+	}
+	budget, err := pageBytes(in.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	var head, room, member slot
+	var st stream
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		st = in.Conversation.stream(agent)
+		head = b.add(st.head())
+		if st.kind == KindRoom {
+			room, member = b.add(roomKey(st.room)), b.add(roomMemberKey(st.room, agent))
+		}
+	}, func(c *call) (*ConversationReadOutput, error) {
+		start, epoch := uint64(1), uint64(0)
+		if st.kind == KindRoom {
+			_, mem, err := roomAccess(c.Caller, c.item(room), c.item(member))
+			if err != nil {
+				return nil, err
+			}
+			start, epoch = max(mem.StartSeq, 1), mem.Epoch
+		} else if in.Conversation.RecipientAgentID == c.AgentID {
+			return nil, apperr.Invalid("conversation.recipient_agent_id", "must not be yourself")
+		}
+		scope := cursor.Scope{Agent: c.AgentID, Stream: "conv:" + st.id(), Epoch: epoch, Key: c.cursorKey}
+		pos := convPos{After: start - 1}
+		if in.Cursor != "" {
+			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+				return nil, err
+			}
+			if pos.After < start-1 || (pos.Upper != 0 && pos.Upper < pos.After) {
+				return nil, cursor.Invalid()
+			}
+		}
+		if pos.Upper == 0 {
+			pos.Upper = version(c.item(head))
+		}
+		out := &ConversationReadOutput{Messages: []MessageDTO{}}
+		msgs, last, complete, err := h.streamPage(ctx, st, pos.After, pos.Upper, limit, budget)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			out.Messages = append(out.Messages, m.dto())
+		}
+		if complete {
+			out.ResumeCursor = cursor.Encode(scope, convPos{After: pos.Upper})
+		} else {
+			out.NextCursor = cursor.Encode(scope, convPos{After: last, Upper: pos.Upper})
+		}
+		if _, err := h.recordReceipts(ctx, c, st.id(), msgs); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// pageBytes applies the byte-budget rule.
+func pageBytes(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultPageBytes, nil
+	case n < MinPageBytes:
+		return 0, apperr.Invalid("max_bytes", "must be at least 1024")
+	case n > MaxPageBytes:
+		return 0, apperr.Limit("max_bytes", "262144 bytes")
+	}
+	return n, nil
+}
+
+// streamPage reads messages after..upper of st, at most limit and within
+// budget bytes (but at least one). last is the last sequence returned
+// (after when none); complete is true when the page reached upper.
+func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, limit, budget int) ([]*messageRecord, uint64, bool, error) {
+	if after >= upper {
+		return nil, after, true, nil
+	}
+	rows, err := h.st.Query(ctx, store.Query{PK: st.pk(), From: "msg#" + seqKey(after+1), To: "msg#" + seqKey(upper), Limit: limit})
+	if err != nil {
+		return nil, 0, false, storageErr(err)
+	}
+	var msgs []*messageRecord
+	last, used := after, 0
+	for _, it := range rows {
+		if len(msgs) > 0 && used+len(it.Data) > budget {
+			break
+		}
+		m, err := decode[messageRecord](it)
+		if err != nil {
+			return nil, 0, false, apperr.Normalize(err)
+		}
+		msgs = append(msgs, m)
+		used += len(it.Data)
+		last = m.Seq
+	}
+	return msgs, last, last >= upper, nil
+}
+
+// ThreadReadInput is thread_read's input.
+type ThreadReadInput struct {
+	Auth
+	MessageID string `json:"message_id" desc:"Any message of the thread that you can see." schema:"format=uuid"`
+}
+
+// ThreadEntry is one message of a thread: the message, or only its id when
+// it is an ancestor you cannot see.
+type ThreadEntry struct {
+	MessageID string      `json:"message_id"`
+	Redacted  bool        `json:"redacted,omitempty" desc:"True for an ancestor you cannot see (sent before your membership began): only its id is shown."`
+	Message   *MessageDTO `json:"message,omitempty"`
+}
+
+// ThreadReadOutput is a thread, oldest first.
+type ThreadReadOutput struct {
+	ThreadRootID string        `json:"thread_root_id"`
+	Entries      []ThreadEntry `json:"entries"`
+	Truncated    bool          `json:"truncated" desc:"True when the thread has more than 200 messages; use thread_export for all of it."`
+}
+
+// ThreadRead returns the thread of a visible anchor: every message of the
+// thread the caller may see, oldest first, and the anchor's ancestors it
+// may not see as redacted references (id only).
+func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput) (*ThreadReadOutput, error) {
+	if err := uuidArg("message_id", &in.MessageID); err != nil {
+		return nil, err
+	}
+	var ptr slot
+	return read(ctx, h, cr, func(_ string, b *batch) {
+		ptr = b.add(messagePointerKey(in.MessageID))
+	}, func(c *call) (*ThreadReadOutput, error) {
+		anchor, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+		if err != nil {
+			return nil, err
+		}
+		if anchor[0] == nil {
+			return nil, apperr.Forbidden()
+		}
+		return h.thread(ctx, c, anchor[0], MaxThreadMessages)
+	})
+}
+
+// thread reads the family of a visible anchor.
+func (h *Hub) thread(ctx context.Context, c *call, anchor *messageRecord, limit int) (*ThreadReadOutput, error) {
+	pk, prefix := threadPrefix(anchor.ThreadRoot)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := &ThreadReadOutput{ThreadRootID: anchor.ThreadRoot, Entries: []ThreadEntry{}}
+	if len(rows) > limit {
+		rows, out.Truncated = rows[:limit], true
+	}
+	st, _ := parseStream(anchor.Stream)
+	recs := make([]*threadRecord, len(rows))
+	keys := make([]store.Key, len(rows))
+	parent := map[string]string{}
+	for i, it := range rows {
+		r, err := decode[threadRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		recs[i], keys[i] = r, st.msgKey(r.Seq)
+		parent[r.ID] = r.ReplyTo
+	}
+	ancestors := map[string]bool{}
+	for id := anchor.ReplyTo; id != "" && !ancestors[id]; id = parent[id] {
+		ancestors[id] = true
+	}
+	start := uint64(1)
+	if st.kind == KindRoom {
+		// The anchor was visible: the caller is a current member; its
+		// epoch start decides the rest.
+		it, err := h.st.Get(ctx, roomMemberKey(st.room, c.AgentID))
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if it == nil {
+			return nil, apperr.Forbidden()
+		}
+		mem, err := decode[memberRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		start = max(mem.StartSeq, 1)
+	}
+	var visible []store.Key
+	for i, r := range recs {
+		if r.Seq >= start {
+			visible = append(visible, keys[i])
+		}
+	}
+	items, err := h.st.BatchGet(ctx, visible)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	byID := map[string]*messageRecord{}
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		m, err := decode[messageRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		byID[m.ID] = m
+	}
+	for _, r := range recs {
+		if m, ok := byID[r.ID]; ok {
+			d := m.dto()
+			out.Entries = append(out.Entries, ThreadEntry{MessageID: r.ID, Message: &d})
+		} else if ancestors[r.ID] {
+			out.Entries = append(out.Entries, ThreadEntry{MessageID: r.ID, Redacted: true})
+		}
+	}
+	return out, nil
+}
