@@ -84,6 +84,23 @@ type Credentials struct {
 	SessionID string
 	// Transport names the transport for the session record ("mcp", "rest").
 	Transport string
+	// Info, when set, receives what the call learned for the transport to
+	// add to any result: the caller's attention summary.
+	Info *CallInfo
+}
+
+// CallInfo is what a call reports besides its output.
+type CallInfo struct {
+	// Attention is the authenticated caller's attention summary, read in
+	// the same batch as authentication; nil for an unauthenticated call.
+	Attention *AttentionSummary
+}
+
+// AttentionSummary rides on every authenticated result, so an agent learns
+// of new work without polling.
+type AttentionSummary struct {
+	UnreadCount      int64 `json:"unread_count" desc:"Your unacknowledged inbox rows."`
+	OpenRequestCount int64 `json:"open_request_count" desc:"Requests addressed to you that you have not answered."`
 }
 
 // Caller is an authenticated agent within one call.
@@ -102,6 +119,11 @@ type Caller struct {
 	Now            time.Time
 	// cursorKey authenticates the cursors this call makes and reads.
 	cursorKey []byte
+	// Attention is the caller's summary as read with authentication; a
+	// tool that changes it (inbox_ack) amends it.
+	Attention *AttentionSummary
+	// inboxHead is the caller's inbox head as read with authentication.
+	inboxHead *store.Item
 }
 
 // sessionMode says what a call needs of its session.
@@ -176,6 +198,9 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		keyIdx = len(batch)
 		batch = append(batch, cursorSecretKey())
 	}
+	// The attention summary every result carries, in the same batch.
+	summaryAt := len(batch)
+	batch = append(batch, inboxHeadKey(agentID), ackedCounterKey(agentID), requestCounterKey(agentID))
 	extraAt := len(batch)
 	if extra != nil {
 		batch = append(batch, extra(agentID)...)
@@ -210,7 +235,12 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		}
 	}
 	c := &Caller{BoxID: agent.BoxID, AgentID: agentID, Agent: agent, Profile: profile,
-		ProfileVersion: items[1].Version, Now: h.clock()}
+		ProfileVersion: items[1].Version, Now: h.clock(), inboxHead: items[summaryAt]}
+	c.Attention = &AttentionSummary{UnreadCount: unread(items[summaryAt], items[summaryAt+1]),
+		OpenRequestCount: count(items[summaryAt+2])}
+	if cr.Info != nil {
+		cr.Info.Attention = c.Attention
+	}
 	for _, k := range keys {
 		c.keyIDs = append(c.keyIDs, k.keyID)
 	}

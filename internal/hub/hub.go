@@ -43,6 +43,8 @@ type Hub struct {
 	idemTT time.Duration
 	// cursorKey caches the deployment's cursor secret once read.
 	cursorKey atomic.Pointer[[]byte]
+	// waiters wakes inbox_list calls waiting in this process (inbox.go).
+	waiters waiters
 }
 
 // New returns a Hub over st.

@@ -56,6 +56,7 @@ type intentStep func(h *Hub, ctx context.Context, rec *intentRecord, n uint64) (
 // not state: every process knows every kind.
 var intentKinds = map[string]intentStep{
 	intentFanout: (*Hub).fanoutStep,
+	intentAck:    (*Hub).ackStep,
 }
 
 func intentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }

@@ -391,11 +391,20 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 	}
 
 	var s slots
-	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
+	var to []recipient
+	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		s = declareSend(b, &in, agent)
 	}, func(c *call) (*MessageSendOutput, *plan, error) {
-		return h.send(ctx, c, &in, s, msg)
+		return h.send(ctx, c, &in, s, msg, &to)
 	})
+	if err == nil {
+		agents := make([]string, len(to))
+		for i, r := range to {
+			agents[i] = r.Agent
+		}
+		h.waiters.notify(agents)
+	}
+	return out, err
 }
 
 // slots are what message_send reads with authentication.
@@ -422,7 +431,9 @@ func declareSend(b *batch, in *MessageSendInput, agent string) slots {
 }
 
 // send applies message_send's rules to what was read and builds the plan.
-func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord) (*MessageSendOutput, *plan, error) {
+// The recipients given attention are left in *notify, for waking waiting
+// readers once the send has committed.
+func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord, notify *[]recipient) (*MessageSendOutput, *plan, error) {
 	msg := *tmpl
 	msg.ID, msg.Stream, msg.AuthorID, msg.AuthorName, msg.SentAt = uuid.NewString(), s.st.id(), c.AgentID, c.Agent.Name, c.Now
 	p := &plan{}
@@ -481,6 +492,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)
 
 	to := attention(c.AgentID, in, members, parentAuthor)
+	*notify = to
 	out := &MessageSendOutput{MessageID: msg.ID, StreamSeq: Revision(msg.Seq), SentAt: timestamp(c.Now),
 		ThreadRootID: msg.ThreadRoot, AttentionCount: len(to), RequestCount: len(in.Requests)}
 	fan := fanoutPayload{MessageID: msg.ID, Stream: msg.Stream, Seq: msg.Seq, At: c.Now, To: to}

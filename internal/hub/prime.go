@@ -45,10 +45,9 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 }
 
 func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeOutput, error) {
-	var cp, inbox, acked, requests slot
+	var cp slot
 	c, err := h.start(ctx, cr, sessionOptional, func(agent string, b *batch) {
-		cp, inbox, acked = b.add(checkpointKey(agent)), b.add(inboxHeadKey(agent)), b.add(ackedCounterKey(agent))
-		requests = b.add(requestCounterKey(agent))
+		cp = b.add(checkpointKey(agent))
 	})
 	if err != nil {
 		return nil, err
@@ -100,8 +99,8 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		Checkpoint:       dto,
 		Rooms:            rooms,
 		RoomsTruncated:   moreRooms,
-		UnreadCount:      unread(c.item(inbox), c.item(acked)),
-		OpenRequestCount: count(c.item(requests)),
+		UnreadCount:      c.Attention.UnreadCount,
+		OpenRequestCount: c.Attention.OpenRequestCount,
 		Limits:           h.Limits(),
 	}
 	if in.CheckpointRevision != nil && *in.CheckpointRevision != dto.Revision {

@@ -155,7 +155,41 @@ func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args 
 		}
 		return nil, apperr.Invalid(field, ve.Rule)
 	}
-	return t.call(ctx, h, cr, args)
+	info := cr.Info
+	if info == nil {
+		info = &hub.CallInfo{}
+		cr.Info = info
+	}
+	out, err := t.call(ctx, h, cr, args)
+	if err != nil || info.Attention == nil {
+		return out, err
+	}
+	return withAttention(out, info.Attention)
+}
+
+// withAttention adds the caller's attention summary to a result object:
+// every authenticated result carries it (its schema is in each tool's
+// output schema), read in the same batch as authentication.
+func withAttention(out any, a *hub.AttentionSummary) (any, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return out, nil
+	}
+	att, err := json.Marshal(a)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	merged := make([]byte, 0, len(b)+len(att)+16)
+	merged = append(merged, `{"attention":`...)
+	merged = append(merged, att...)
+	if len(b) > 2 {
+		merged = append(merged, ',')
+	}
+	merged = append(merged, b[1:]...)
+	return json.RawMessage(merged), nil
 }
 
 // Registry is the ordered set of tools.
@@ -179,6 +213,9 @@ func New() *Registry {
 			if t.Hints.Why[hint] == "" {
 				panic(fmt.Sprintf("registry: tool %s: %s has no justification", t.Name, hint))
 			}
+		}
+		if t.Authenticated {
+			addAttention(t)
 		}
 		r.tools = append(r.tools, t)
 		r.byName[t.Name] = t
@@ -212,4 +249,28 @@ func (r *Registry) Only(name string) (*Registry, error) {
 		return nil, fmt.Errorf("registry: no tool %q", name)
 	}
 	return &Registry{tools: []*Tool{t}, byName: map[string]*Tool{name: t}}, nil
+}
+
+// addAttention declares the attention summary in an authenticated tool's
+// output schemas.
+func addAttention(t *Tool) {
+	att := schema.Of[hub.AttentionSummary]()
+	att.Description = "Your attention summary, on every result: unread inbox rows and open requests."
+	// Seed 002's generic output schema is the seed's exactly; it admits
+	// additional properties, so only the precise result schema names it.
+	targets := []*schema.Schema{t.Output}
+	if t.Shape == IDData {
+		targets = []*schema.Schema{t.Result}
+	}
+	for _, sc := range targets {
+		if sc == nil || sc.Type != "object" {
+			continue
+		}
+		if sc.Properties == nil {
+			sc.Properties = map[string]*schema.Schema{}
+		}
+		if _, ok := sc.Properties["attention"]; !ok {
+			sc.Properties["attention"] = att
+		}
+	}
 }

@@ -51,3 +51,31 @@ func messageTools() []*Tool {
 		}, (*hub.Hub).ThreadRead),
 	}
 }
+
+// inboxTools declares the inbox tools (seed 000).
+func inboxTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "inbox_list", Title: "List your inbox", Group: "inbox", Seed: "000",
+			Description: "List messages that need your attention, oldest first, each with why (DM, mention, reply, request, followed room). Default: unread only. Follow next_cursor to the end; the last page gives resume_cursor, which later returns only newer rows; wait_seconds waits for new ones. Records that this session saw each row; it does not acknowledge (use inbox_ack).",
+			Method:      "POST", Path: "/v1/inbox/list", Scope: ScopeRead, Authenticated: true,
+			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Returns rows; only this session's retrieval receipts are recorded, never an ACK.",
+				"destructiveHint": "Deletes or replaces nothing.",
+				"idempotentHint":  "A cursor returns the same rows each time, until they are acknowledged.",
+				"openWorldHint":   "Reads only your own inbox.",
+			}},
+		}, (*hub.Hub).InboxList),
+		define(Tool{
+			Name: "inbox_ack", Title: "Acknowledge inbox rows", Group: "inbox", Seed: "000",
+			Description: "Acknowledge up to 100 inbox rows (inbox_seq values) that were returned to this session, all or none. A row another of your sessions acknowledged first reports already_acked with that first acknowledgement.",
+			Method:      "POST", Path: "/v1/inbox/ack", Scope: ScopeWrite, Authenticated: true,
+			Hints: Hints{Idempotent: true, Why: map[string]string{
+				"readOnlyHint":    "Marks rows acknowledged and lowers your unread count.",
+				"destructiveHint": "Marks rows; deletes or replaces no content, and a row's first acknowledgement is never overwritten.",
+				"idempotentHint":  "A retry with the same idempotency_key and rows returns the original receipt; acknowledging again changes nothing.",
+				"openWorldHint":   "Changes only your own inbox.",
+			}},
+		}, (*hub.Hub).InboxAck),
+	}
+}

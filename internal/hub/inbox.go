@@ -1,0 +1,561 @@
+package hub
+
+// The inbox: attention rows, receipts and ACKs.
+//
+// Rows. message_send writes each recipient's attention row numbered in the
+// recipient's own inbox stream (messages.go): agent#A / inbox#<seq>, with
+// the inbox head's Version the last number taken. inbox_list reads that
+// stream from the table, strongly consistent, ascending; like
+// conversation_read it fixes an upper bound (the head) on its first page,
+// continues with next_cursor after the last row it actually returned, and
+// answers resume_cursor at the upper once the snapshot is exhausted. A row
+// commits together with the head moving to its number, so no row can
+// appear at or below an upper a reader already captured.
+//
+// Receipts vs ACKs. Returning a row records a retrieval receipt for the
+// session (ses#S / rcpt#<seq>): proof that this session was shown it. Only
+// inbox_ack acknowledges, and only rows with a receipt of the calling
+// session. An ACK marks the row with the first acknowledging session and
+// time, once; another session of the agent acknowledging it later learns
+// already_acked with that first provenance.
+//
+// Counts. unread = rows ever written (the inbox head) − rows acknowledged
+// (agent#A / count#acked, moved by the ACK's own write): both are moved in
+// the same atomic writes as the rows they count, so the count is exact at
+// every commit.
+//
+// Rooms left. A row stays in the inbox after its room is left — it was
+// delivered — and can still be acknowledged, so the count can always reach
+// zero; but the message's content is no longer shown (a removed member
+// loses access to the room's content): the row carries the message id and
+// redacted: true.
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Inbox filters.
+const (
+	FilterUnread = "unread"
+	FilterAll    = "all"
+)
+
+const (
+	// DefaultInboxPage and MaxInboxPage bound inbox_list's page.
+	DefaultInboxPage = 50
+	MaxInboxPage     = 100
+	// inboxScanBudget bounds how many rows one inbox_list call reads past
+	// acknowledged ones while looking for unread rows.
+	inboxScanBudget = 1000
+	// MaxWaitSeconds bounds inbox_list's wait.
+	MaxWaitSeconds = 20
+	// waitPoll is how often a waiting inbox_list re-reads the inbox head,
+	// for arrivals committed by other processes (Lambda instances).
+	waitPoll = time.Second
+	// ackChunk is how many rows one ACK write changes: with the counter,
+	// the idempotency record and the auth checks it stays within one
+	// transaction.
+	ackChunk = 90
+)
+
+// InboxListInput is inbox_list's input.
+type InboxListInput struct {
+	Auth
+	Filter      string `json:"filter,omitempty" desc:"unread (default): rows not yet acknowledged; all: every row." schema:"enum=unread|all"`
+	Cursor      string `json:"cursor,omitempty" desc:"next_cursor or resume_cursor of an earlier inbox_list with the same filter." schema:"maxLength=2048"`
+	Limit       int    `json:"limit,omitempty" desc:"Rows per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
+	MaxBytes    int    `json:"max_bytes,omitempty" desc:"Byte budget of a page, 1024-262144 (default 131072); a page always holds at least one row." schema:"minimum=1024,maximum=262144"`
+	WaitSeconds int    `json:"wait_seconds,omitempty" desc:"0-20: when nothing new is there, wait up to this long for new attention before answering." schema:"minimum=0,maximum=20"`
+}
+
+// InboxRow is one attention row with its message.
+type InboxRow struct {
+	InboxSeq       Revision    `json:"inbox_seq" desc:"Pass it to inbox_ack once handled."`
+	Reasons        int         `json:"reasons" desc:"Bits: 1 DM, 2 you follow all of the room, 4 you were mentioned, 8 a reply to your message, 16 your response is requested."`
+	ReasonNames    []string    `json:"reason_names" desc:"The reasons in words."`
+	MessageID      string      `json:"message_id"`
+	Redacted       bool        `json:"redacted,omitempty" desc:"True when you can no longer see the message (you left its room); you can still acknowledge the row."`
+	Message        *MessageDTO `json:"message,omitempty"`
+	Acked          bool        `json:"acked"`
+	AckedAt        string      `json:"acked_at,omitempty"`
+	AckedBySession string      `json:"acked_by_session,omitempty"`
+	At             string      `json:"at"`
+}
+
+// InboxListOutput is one page of the inbox, oldest first.
+type InboxListOutput struct {
+	Rows         []InboxRow `json:"rows"`
+	NextCursor   string     `json:"next_cursor,omitempty" desc:"More rows up to this listing's snapshot remain: pass it to continue."`
+	ResumeCursor string     `json:"resume_cursor,omitempty" desc:"The snapshot is exhausted: pass it later (optionally with wait_seconds) to get only newer rows."`
+}
+
+type inboxPos struct {
+	After uint64 `json:"a"`
+	Upper uint64 `json:"u,omitempty"`
+}
+
+func reasonNames(r int) []string {
+	names := []string{}
+	for _, n := range []struct {
+		bit  int
+		name string
+	}{{ReasonDM, "dm"}, {ReasonFollowAll, "follows_all"}, {ReasonMention, "mention"}, {ReasonReply, "reply"}, {ReasonRequest, "request"}} {
+		if r&n.bit != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return names
+}
+
+// InboxList lists the caller's attention rows with their messages,
+// ascending, and records a receipt for this session for every row it
+// returns (never an ACK). See the note at the top of this file.
+//
+// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED, CURSOR_INVALID (a cursor of
+// another agent or filter, or tampered with).
+func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) (*InboxListOutput, error) {
+	if in.Filter == "" {
+		in.Filter = FilterUnread
+	}
+	if in.Filter != FilterUnread && in.Filter != FilterAll {
+		return nil, apperr.Invalid("filter", "must be unread or all")
+	}
+	limit, err := pageLimit("limit", in.Limit, DefaultInboxPage, MaxInboxPage)
+	if err != nil {
+		return nil, err
+	}
+	budget, err := pageBytes(in.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if in.WaitSeconds < 0 || in.WaitSeconds > MaxWaitSeconds {
+		return nil, apperr.Invalid("wait_seconds", "must be 0 to 20")
+	}
+	return read(ctx, h, cr, nil, func(c *call) (*InboxListOutput, error) {
+		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
+		var pos inboxPos
+		if in.Cursor != "" {
+			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+				return nil, err
+			}
+			if pos.Upper != 0 && pos.Upper < pos.After {
+				return nil, cursor.Invalid()
+			}
+		}
+		if pos.Upper == 0 {
+			pos.Upper = version(c.inboxHead)
+			if pos.Upper < pos.After {
+				return nil, cursor.Invalid()
+			}
+			if pos.Upper == pos.After && in.WaitSeconds > 0 {
+				head, err := h.waitInbox(ctx, c.AgentID, pos.After, time.Duration(in.WaitSeconds)*time.Second)
+				if err != nil {
+					return nil, err
+				}
+				pos.Upper = head
+			}
+		}
+		return h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+	})
+}
+
+// inboxPage reads rows after pos.After up to pos.Upper.
+func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int) (*InboxListOutput, error) {
+	// Collect up to limit rows of the filter, scanning at most
+	// inboxScanBudget rows; last is where the listing has got to (the
+	// last row returned or passed over).
+	var rows []*attentionRecord
+	var sizes []int
+	last, scanned := pos.After, 0
+	for len(rows) < limit && scanned < inboxScanBudget && last < pos.Upper {
+		n := limit - len(rows)
+		if filter == FilterUnread {
+			n = max(n, 16)
+		}
+		n = min(n, inboxScanBudget-scanned)
+		items, err := h.st.Query(ctx, store.Query{PK: "agent#" + c.AgentID,
+			From: "inbox#" + seqKey(last+1), To: "inbox#" + seqKey(pos.Upper), Limit: n})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		consumed := 0
+		for _, it := range items {
+			if len(rows) == limit {
+				break
+			}
+			consumed++
+			a, err := decode[attentionRecord](it)
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			last = a.Seq
+			if filter == FilterUnread && a.AckedBy != "" {
+				continue
+			}
+			rows, sizes = append(rows, a), append(sizes, len(it.Data))
+		}
+		scanned += consumed
+		if len(items) < n && consumed == len(items) {
+			// Every row up to the upper has been read: the head moves
+			// only with a row, so there is none between.
+			last = pos.Upper
+		}
+	}
+
+	msgs, err := h.rowMessages(ctx, c, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &InboxListOutput{Rows: []InboxRow{}}
+	used := 0
+	var receipts []uint64
+	for i, r := range rows {
+		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
+			MessageID: r.MessageID, Acked: r.AckedBy != "", At: timestamp(r.At)}
+		if row.Acked {
+			row.AckedAt, row.AckedBySession = timestamp(r.AckedAt), r.AckedBy
+		}
+		sz := sizes[i]
+		if m := msgs[i]; m != nil {
+			d := m.dto()
+			row.Message = &d
+			sz += len(encode(&d))
+		} else {
+			row.Redacted = true
+		}
+		// The byte budget never skips a row: the page ends before the
+		// first row that does not fit, and the cursor continues there.
+		if len(out.Rows) > 0 && used+sz > budget {
+			last = rows[i-1].Seq
+			break
+		}
+		used += sz
+		out.Rows = append(out.Rows, row)
+		receipts = append(receipts, r.Seq)
+	}
+	if last >= pos.Upper {
+		out.ResumeCursor = cursor.Encode(scope, inboxPos{After: pos.Upper})
+	} else {
+		out.NextCursor = cursor.Encode(scope, inboxPos{After: last, Upper: pos.Upper})
+	}
+	if err := h.putReceipts(ctx, c, receipts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+
+
+// rowMessages reads the messages of rows, nil where the caller can no
+// longer see them, in one batched read of messages and memberships.
+func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord) ([]*messageRecord, error) {
+	out := make([]*messageRecord, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	keys := make([]store.Key, 0, len(rows)+8)
+	memberAt := map[string]int{}
+	msgAt := make([]int, len(rows))
+	for i, r := range rows {
+		st, ok := parseStream(r.Stream)
+		if !ok {
+			msgAt[i] = -1
+			continue
+		}
+		msgAt[i] = len(keys)
+		keys = append(keys, st.msgKey(r.StreamSeq))
+		if st.kind == KindRoom {
+			if _, ok := memberAt[st.room]; !ok {
+				memberAt[st.room] = len(keys)
+				keys = append(keys, roomKey(st.room), roomMemberKey(st.room, c.AgentID))
+			}
+		}
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for i, r := range rows {
+		if msgAt[i] < 0 || items[msgAt[i]] == nil {
+			continue
+		}
+		st, _ := parseStream(r.Stream)
+		if st.kind == KindRoom {
+			at := memberAt[st.room]
+			_, mem, err := roomAccess(c.Caller, items[at], items[at+1])
+			if err != nil || r.StreamSeq < max(mem.StartSeq, 1) {
+				continue
+			}
+		}
+		m, err := decode[messageRecord](items[msgAt[i]])
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// putReceipts records this session's retrieval receipts for inbox rows.
+func (h *Hub) putReceipts(ctx context.Context, c *call, seqs []uint64) error {
+	exp := c.Now.Add(receiptTTL).Unix()
+	data := encode(receiptRecord{At: c.Now})
+	for len(seqs) > 0 {
+		n := min(len(seqs), store.MaxWriteItems)
+		ops := make([]store.Op, n)
+		for i, s := range seqs[:n] {
+			k := receiptKey(c.Session.ID, s)
+			ops[i] = store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp, Data: data}, store.Unconditional)
+		}
+		if err := h.st.Write(ctx, ops); err != nil {
+			return storageErr(err)
+		}
+		seqs = seqs[n:]
+	}
+	return nil
+}
+
+// InboxAckInput is inbox_ack's input.
+type InboxAckInput struct {
+	Auth
+	Mutation
+	InboxSeqs []Revision `json:"inbox_seqs" desc:"Up to 100 inbox_seq values of rows returned to this session (by inbox_list, message_get or conversation_read)." schema:"minItems=1,maxItems=100"`
+}
+
+// AckResult is the outcome for one row.
+type AckResult struct {
+	InboxSeq       Revision `json:"inbox_seq"`
+	Status         string   `json:"status" desc:"acked: acknowledged by this call; already_acked: acknowledged earlier, with that first ACK's session and time." schema:"enum=acked|already_acked"`
+	AckedAt        string   `json:"acked_at"`
+	AckedBySession string   `json:"acked_by_session"`
+}
+
+// InboxAckOutput is inbox_ack's receipt.
+type InboxAckOutput struct {
+	Results []AckResult `json:"results"`
+	Acked   int         `json:"acked" desc:"How many rows this call acknowledged."`
+	Replay
+}
+
+// ackPayload is an ACK intent's remaining rows.
+type ackPayload struct {
+	Agent   string    `json:"a"`
+	Session string    `json:"s"`
+	At      time.Time `json:"t"`
+	Seqs    []uint64  `json:"q"`
+}
+
+const intentAck = "ack"
+
+// InboxAck acknowledges up to 100 explicit rows, all or nothing: each must
+// be one of the caller's rows and have been returned to this session; one
+// invalid member rejects the batch with nothing written. A row another
+// session of the agent acknowledged first answers already_acked with that
+// first provenance, unchanged.
+//
+// Errors: INVALID_ARGUMENT (duplicates, a row not returned to this
+// session), LIMIT_EXCEEDED (over 100), NOT_FOUND_OR_FORBIDDEN (a sequence
+// that is not one of your rows), IDEMPOTENCY_CONFLICT, PROFILE_OUTDATED.
+func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*InboxAckOutput, error) {
+	if len(in.InboxSeqs) == 0 {
+		return nil, apperr.Invalid("inbox_seqs", "must name at least one row")
+	}
+	if len(in.InboxSeqs) > MaxAckSeqs {
+		return nil, apperr.Limit("inbox_seqs", "100 rows")
+	}
+	seqs := make([]uint64, len(in.InboxSeqs))
+	seen := map[uint64]bool{}
+	for i, s := range in.InboxSeqs {
+		if seen[uint64(s)] {
+			return nil, apperr.Invalid("inbox_seqs", "must not repeat a row")
+		}
+		seen[uint64(s)] = true
+		seqs[i] = uint64(s)
+	}
+	sorted := slices.Clone(seqs)
+	slices.Sort(sorted)
+	m := newMutation("inbox_ack", in.IdempotencyKey, sorted)
+	rowSlots := make([]slot, len(seqs))
+	var acked int
+	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		for i, s := range seqs {
+			rowSlots[i] = b.add(inboxRowKey(agent, s))
+		}
+	}, func(c *call) (*InboxAckOutput, *plan, error) {
+		// Receipts are read once the session is known: a second read.
+		keys := make([]store.Key, len(seqs))
+		for i, s := range seqs {
+			keys[i] = receiptKey(c.Session.ID, s)
+		}
+		rcpts, err := h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, nil, storageErr(err)
+		}
+		out := &InboxAckOutput{Results: make([]AckResult, len(seqs))}
+		var fresh []uint64
+		p := &plan{}
+		for i, s := range seqs {
+			it := c.item(rowSlots[i])
+			if it == nil || s == 0 {
+				return nil, nil, apperr.Forbidden().WithNext("Every inbox_seq must be one of your inbox rows; list them with inbox_list.")
+			}
+			if rcpts[i] == nil {
+				return nil, nil, apperr.Invalid("inbox_seqs", "every row must have been returned to this session first (inbox_list, message_get or conversation_read)")
+			}
+			row, err := decode[attentionRecord](it)
+			if err != nil {
+				return nil, nil, apperr.Normalize(err)
+			}
+			res := AckResult{InboxSeq: Revision(s)}
+			if row.AckedBy != "" {
+				res.Status, res.AckedAt, res.AckedBySession = "already_acked", timestamp(row.AckedAt), row.AckedBy
+			} else {
+				res.Status, res.AckedAt, res.AckedBySession = "acked", timestamp(c.Now), c.Session.ID
+				fresh = append(fresh, s)
+				if len(fresh) <= ackChunk {
+					p.add(ackOp(c.AgentID, it, row, c.Session.ID, c.Now))
+				}
+			}
+			out.Results[i] = res
+		}
+		out.Acked = len(fresh)
+		if len(fresh) > 0 {
+			n := min(len(fresh), ackChunk)
+			p.add(guardedOp{op: store.Add(ackedCounterKey(c.AgentID), int64(n), 0)})
+			if len(fresh) > ackChunk {
+				rest := fresh[ackChunk:]
+				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
+					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now)
+			}
+		}
+		acked = len(fresh)
+		return out, p, nil
+	})
+	if err == nil && !out.Replayed && cr.Info != nil && cr.Info.Attention != nil {
+		cr.Info.Attention.UnreadCount = max(cr.Info.Attention.UnreadCount-int64(acked), 0)
+	}
+	return out, err
+}
+
+// ackOp marks row (read as it) acknowledged by session at now, once.
+func ackOp(agent string, it *store.Item, row *attentionRecord, session string, now time.Time) guardedOp {
+	next := *it
+	r := *row
+	r.AckedBy, r.AckedAt = session, now
+	next.Data = encode(&r)
+	next.Version = it.Version + 1
+	// Another session acknowledged it meanwhile: run again, and it is
+	// already_acked.
+	return guardedOp{op: store.Put(&next, store.AtVersion(it.Version)), onFail: contended}
+}
+
+// ackStep is step n of an ACK intent: the next chunk of rows. A row
+// another session acknowledged meanwhile keeps its first provenance and
+// is not counted again.
+func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+	var p ackPayload
+	if err := json.Unmarshal(rec.Payload, &p); err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	lo := min(int(n)*ackChunk, len(p.Seqs))
+	hi := min(lo+ackChunk, len(p.Seqs))
+	keys := make([]store.Key, 0, hi-lo)
+	for _, s := range p.Seqs[lo:hi] {
+		keys = append(keys, inboxRowKey(p.Agent, s))
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	var ops []guardedOp
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		row, err := decode[attentionRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if row.AckedBy != "" {
+			continue
+		}
+		ops = append(ops, ackOp(p.Agent, it, row, p.Session, p.At))
+	}
+	if len(ops) > 0 {
+		ops = append(ops, guardedOp{op: store.Add(ackedCounterKey(p.Agent), int64(len(ops)), 0)})
+	}
+	return ops, nil
+}
+
+// waiters wakes inbox_list calls waiting in this process when attention
+// arrives for their agent; arrivals from other processes are found by
+// polling the inbox head.
+type waiters struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+}
+
+// wait returns a channel closed at the agent's next arrival.
+func (w *waiters) wait(agent string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = map[string]chan struct{}{}
+	}
+	ch, ok := w.ch[agent]
+	if !ok {
+		ch = make(chan struct{})
+		w.ch[agent] = ch
+	}
+	return ch
+}
+
+// notify wakes every waiter of the agents.
+func (w *waiters) notify(agents []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range agents {
+		if ch, ok := w.ch[a]; ok {
+			close(ch)
+			delete(w.ch, a)
+		}
+	}
+}
+
+// waitInbox waits until the agent's inbox head passes after or d elapses,
+// and returns the head then.
+func (h *Hub) waitInbox(ctx context.Context, agent string, after uint64, d time.Duration) (uint64, error) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	poll := time.NewTicker(waitPoll)
+	defer poll.Stop()
+	for {
+		woke := h.waiters.wait(agent)
+		head, err := h.st.Get(ctx, inboxHeadKey(agent))
+		if err != nil {
+			return 0, storageErr(err)
+		}
+		if v := version(head); v > after {
+			return v, nil
+		}
+		select {
+		case <-ctx.Done():
+			return after, nil
+		case <-deadline.C:
+			return after, nil
+		case <-woke:
+		case <-poll.C:
+		}
+	}
+}
