@@ -252,8 +252,6 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 	return out, nil
 }
 
-
-
 // rowMessages reads the messages of rows, nil where the caller can no
 // longer see them, in one batched read of messages and memberships.
 func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord) ([]*messageRecord, error) {
