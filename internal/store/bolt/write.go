@@ -9,9 +9,9 @@ import (
 )
 
 // Write applies ops atomically in one bbolt transaction; see store.Store.
-// Every condition is evaluated before anything changes, so a failing one
-// (reported as *store.ConditionFailedError, unwrapped) leaves the file as
-// it was.
+// Every condition is evaluated before anything changes, so failing ones
+// (all reported in one *store.ConditionFailedError, unwrapped) leave the
+// file as it was.
 func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := store.CheckWrite(ops); err != nil {
 		return err
@@ -37,6 +37,7 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		// stored[i] is what op i's key holds now, expired or not: index
 		// entries of an expired item must go when it is replaced.
 		stored := make([]*store.Item, len(ops))
+		var failed []int
 		for i, op := range ops {
 			k := op.OpKey()
 			it, err := load(w.items, k)
@@ -49,8 +50,11 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 				live = it
 			}
 			if !holds(op.Cond, live) {
-				return &store.ConditionFailedError{Index: i, Key: k}
+				failed = append(failed, i)
 			}
+		}
+		if len(failed) > 0 {
+			return store.NewConditionFailed(ops, failed)
 		}
 		for i, op := range ops {
 			old := stored[i]
