@@ -235,6 +235,7 @@ func (s *suite) testConditions(t *testing.T) {
 	})
 
 	t.Run("ConcurrentCreatesOneWins", func(t *testing.T) {
+		s.needsIsolation(t)
 		e := s.env(t)
 		k := store.Key{PK: "P", SK: "once"}
 		const n = 8
@@ -471,6 +472,7 @@ func (s *suite) testAdd(t *testing.T) {
 	})
 
 	t.Run("ConcurrentAddsSumExactly", func(t *testing.T) {
+		s.needsIsolation(t)
 		e := s.env(t)
 		k := store.Key{PK: "A", SK: "n"}
 		adders, each := s.opts.Adders, s.opts.Appends
