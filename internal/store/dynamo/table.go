@@ -197,3 +197,24 @@ func unsupportedOperation(err error) bool {
 	re, ok := errors.AsType[*smithyhttp.ResponseError](err)
 	return ok && re.HTTPStatusCode() == http.StatusBadRequest
 }
+
+// OpenTable returns a store on table through a client built from cfg.
+// With create, the table is created first when it does not exist; that is
+// for local engines (moto, DynamoDB Local, minidyn): a deployed stack's
+// table belongs to its template.
+func OpenTable(ctx context.Context, cfg Config, table string, create bool, opts Options) (*Store, error) {
+	if table == "" {
+		return nil, errors.New("dynamo: no table name")
+	}
+	client, err := NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		err := CreateTable(ctx, client, table)
+		if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
+			return nil, err
+		}
+	}
+	return New(client, table, opts), nil
+}
