@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -41,22 +43,92 @@ func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelF
 
 // callOptions are the per-call client options of reads and transactions.
 func (s *Store) callOptions() func(*dynamodb.Options) {
-	d := s.attemptTimeout
+	d, report := s.attemptTimeout, s.onCapacity
 	return func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, attemptTimeoutMiddleware(d))
+		if report != nil {
+			o.APIOptions = append(o.APIOptions, capacityMiddleware(report))
+		}
 	}
 }
 
 // plainWriteOptions are the per-call options of a non-idempotent single-item
-// write: the attempt timeout, and retries only of refused requests.
+// write: those of callOptions, and retries only of refused requests.
 func (s *Store) plainWriteOptions() func(*dynamodb.Options) {
-	d := s.attemptTimeout
+	base := s.callOptions()
 	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, attemptTimeoutMiddleware(d))
+		base(o)
 		if o.Retryer != nil {
 			o.Retryer = refusedOnly{o.Retryer}
 		}
 	}
+}
+
+func capacityMiddleware(report func(call string, units float64)) func(*middleware.Stack) error {
+	return func(st *middleware.Stack) error {
+		return st.Initialize.Add(consumedCapacity{report: report}, middleware.After)
+	}
+}
+
+// consumedCapacity asks DynamoDB for the capacity each call consumed
+// (ReturnConsumedCapacity TOTAL) and reports it, for Options.OnCapacity.
+type consumedCapacity struct {
+	report func(call string, units float64)
+}
+
+func (consumedCapacity) ID() string { return "agentbox.ConsumedCapacity" }
+
+func (m consumedCapacity) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
+	middleware.InitializeOutput, middleware.Metadata, error) {
+	total := types.ReturnConsumedCapacityTotal
+	switch p := in.Parameters.(type) {
+	case *dynamodb.GetItemInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.BatchGetItemInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.QueryInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.TransactWriteItemsInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.PutItemInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.DeleteItemInput:
+		p.ReturnConsumedCapacity = total
+	case *dynamodb.UpdateItemInput:
+		p.ReturnConsumedCapacity = total
+	}
+	out, md, err := next.HandleInitialize(ctx, in)
+	if err != nil {
+		return out, md, err
+	}
+	var used []types.ConsumedCapacity
+	one := func(c *types.ConsumedCapacity) {
+		if c != nil {
+			used = append(used, *c)
+		}
+	}
+	switch r := out.Result.(type) {
+	case *dynamodb.GetItemOutput:
+		one(r.ConsumedCapacity)
+	case *dynamodb.BatchGetItemOutput:
+		used = r.ConsumedCapacity
+	case *dynamodb.QueryOutput:
+		one(r.ConsumedCapacity)
+	case *dynamodb.TransactWriteItemsOutput:
+		used = r.ConsumedCapacity
+	case *dynamodb.PutItemOutput:
+		one(r.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
+		one(r.ConsumedCapacity)
+	case *dynamodb.UpdateItemOutput:
+		one(r.ConsumedCapacity)
+	}
+	units := 0.0
+	for _, c := range used {
+		units += aws.ToFloat64(c.CapacityUnits)
+	}
+	m.report(awsmiddleware.GetOperationName(ctx), units)
+	return out, md, err
 }
 
 // refusedOnly keeps a retryer's budget and delays but retries only errors

@@ -106,6 +106,13 @@ type Options struct {
 	// reads before failing with store.ErrTooLarge (default 64): a caller
 	// that needs more must page with Limit and keyset bounds.
 	MaxQueryPages int
+
+	// OnCapacity, when set, makes every call ask DynamoDB for the capacity
+	// it consumed (ReturnConsumedCapacity TOTAL) and receives it: the
+	// call's name (GetItem, TransactWriteItems, ...) and its units, after
+	// each successful call (one BatchGetItem round or Query page each). It
+	// runs on the calling goroutine, and must be safe for concurrent use.
+	OnCapacity func(call string, units float64)
 }
 
 // Store implements store.Store on one DynamoDB table. It is safe for
@@ -119,6 +126,7 @@ type Store struct {
 	opTimeout      time.Duration
 	batchParallel  int
 	maxPages       int
+	onCapacity     func(call string, units float64)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -129,7 +137,7 @@ var _ store.Store = (*Store)(nil)
 func New(client *dynamodb.Client, table string, opts Options) *Store {
 	s := &Store{client: client, table: table, now: opts.Now,
 		attemptTimeout: opts.AttemptTimeout, opTimeout: opts.OperationTimeout,
-		batchParallel: opts.BatchGetParallel, maxPages: opts.MaxQueryPages}
+		batchParallel: opts.BatchGetParallel, maxPages: opts.MaxQueryPages, onCapacity: opts.OnCapacity}
 	if s.now == nil {
 		s.now = time.Now
 	}
