@@ -1,7 +1,8 @@
 // Package teststores gives tests outside the store packages every real
 // storage adapter, so that domain and transport tests run against both
-// engines without repeating the set-up, and a counting wrapper to measure
-// store round trips per call.
+// engines (and moto, a second DynamoDB emulator) without repeating the
+// set-up, a counting wrapper to measure store round trips per call, and a
+// metering wrapper to measure their DynamoDB capacity.
 package teststores
 
 import (
