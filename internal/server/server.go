@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -201,26 +202,10 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	s.api = &http.Server{
-		Handler:           Handler(h, reg, s.log),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
-	}
+	s.api = newHTTPServer(Handler(h, reg, s.log), errLog)
 	go s.serve(s.api, s.apiLn)
 	if embedded != nil {
-		s.admin = &http.Server{
-			Handler:           admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")),
-			ReadHeaderTimeout: readHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
-			MaxHeaderBytes:    maxHeaderBytes,
-			ErrorLog:          errLog,
-		}
+		s.admin = newHTTPServer(admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")), errLog)
 		go s.serve(s.admin, s.adminLn)
 		sweepCtx, stop := context.WithCancel(context.Background())
 		s.stopSweep, s.sweepDone = stop, make(chan struct{})
@@ -237,6 +222,19 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 	s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "data", cfg.DataDir)
 	return s, nil
+}
+
+// newHTTPServer is an HTTP server with the timeouts and limits above.
+func newHTTPServer(h http.Handler, errLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {

@@ -437,6 +437,21 @@ func checkIndexKeys(it *Item) error {
 	return nil
 }
 
+// Holds evaluates c against live, the live item at the condition's key (nil
+// when there is none or it has expired). It is the meaning of a Condition;
+// an adapter that evaluates conditions itself must agree with it.
+func Holds(c Condition, live *Item) bool {
+	switch c.Kind {
+	case IfAbsent:
+		return live == nil
+	case IfPresent:
+		return live != nil
+	case IfVersion:
+		return live != nil && live.Version == c.Version
+	}
+	return true
+}
+
 // Live reports whether an item with the given expiry is live at now (Unix
 // seconds).
 func Live(expiresAt, now int64) bool { return expiresAt == 0 || expiresAt > now }

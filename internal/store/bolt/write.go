@@ -49,7 +49,7 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 			if it != nil && store.Live(it.ExpiresAt, now) {
 				live = it
 			}
-			if !holds(op.Cond, live) {
+			if !store.Holds(op.Cond, live) {
 				failed = append(failed, i)
 			}
 		}
@@ -89,20 +89,6 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		return fmt.Errorf("bolt: write: %w", err)
 	}
 	return nil
-}
-
-// holds evaluates c against the live item at its key (nil when absent or
-// expired).
-func holds(c store.Condition, live *store.Item) bool {
-	switch c.Kind {
-	case store.IfAbsent:
-		return live == nil
-	case store.IfPresent:
-		return live != nil
-	case store.IfVersion:
-		return live != nil && live.Version == c.Version
-	}
-	return true
 }
 
 type writer struct {

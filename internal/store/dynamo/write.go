@@ -104,7 +104,7 @@ func (s *Store) writeOne(ctx context.Context, ops []store.Op) error {
 		if err != nil {
 			return err
 		}
-		if !holds(op.Cond, it) {
+		if !store.Holds(op.Cond, it) {
 			return store.NewConditionFailed(ops, []int{0})
 		}
 		return nil
@@ -159,20 +159,6 @@ func (s *Store) sendOne(ctx context.Context, ti types.TransactWriteItem, opts fu
 		return "UpdateItem", err
 	}
 	return "", fmt.Errorf("%w: no single-item equivalent", store.ErrInvalid)
-}
-
-// holds evaluates c against the live item at its key (nil when absent or
-// expired), as the condition expressions do in the engine.
-func holds(c store.Condition, live *store.Item) bool {
-	switch c.Kind {
-	case store.IfAbsent:
-		return live == nil
-	case store.IfPresent:
-		return live != nil
-	case store.IfVersion:
-		return live != nil && live.Version == c.Version
-	}
-	return true
 }
 
 // transactItem translates one validated operation.
