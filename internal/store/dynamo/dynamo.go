@@ -16,12 +16,15 @@
 // items before filtering, so the adapter keeps paging with the remaining
 // limit until it has collected Limit live items or the range is exhausted.
 //
-// Writes. Every Write is one TransactWriteItems call, even for one
-// operation. That costs twice the write capacity of a single PutItem, and
-// buys one thing the port relies on: the SDK gives each call a
-// ClientRequestToken and reuses it on its own retries, so a retry after a
-// lost response is idempotent instead of failing its own IfAbsent condition
-// or adding a counter delta twice.
+// Writes. A Write of several operations is one TransactWriteItems call: the
+// SDK gives each call a ClientRequestToken and reuses it on its own
+// retries, so a retry after a lost response is idempotent instead of
+// failing its own IfAbsent condition or adding a counter delta twice. A
+// Write of one operation is a plain PutItem, DeleteItem or UpdateItem (half
+// the write units, and no cancellation by a concurrent transaction's
+// condition check), and a lone OpCheck a consistent GetItem evaluated with
+// store.Holds; without a token those are retried only on answers that
+// prove the request did not run (see client.go for timeouts and retries).
 //
 // Counters (OpAdd). The port says an OpAdd on an expired item restarts at
 // Delta. DynamoDB update expressions cannot branch on a comparison, and a
@@ -42,14 +45,18 @@
 // variants keep flipping under concurrent writers the Write gives up with
 // store.ErrUnavailable.
 //
-// Errors. Cancellation reasons map to *store.ConditionFailedError (first
-// ConditionalCheckFailed by index) or store.ErrUnavailable (conflict,
-// throttling). Throttling maps to store.ErrUnavailable. An InternalServerError
-// or TransactionInProgressException on a write leaves the outcome unknown, so
-// it is returned as an opaque error, never as ErrUnavailable (which promises
-// nothing was written); on a read it is ErrUnavailable. Returned error text
-// names the operation and the engine's error code only: never an attribute
-// value, an expression or the engine's message.
+// Errors. A cancelled transaction maps to *store.ConditionFailedError
+// naming every operation whose ConditionalCheckFailed reason it carries,
+// unless a reason is a conflict or throttling (then store.ErrUnavailable:
+// those operations were not evaluated, so the list could be incomplete).
+// Throttling and TransactionConflictException map to store.ErrUnavailable.
+// An InternalServerError or TransactionInProgressException on a write leaves
+// the outcome unknown, so it is returned as an opaque error, never as
+// ErrUnavailable (which promises nothing was written); on a read it is
+// ErrUnavailable. A call out of time is store.ErrTimeout. The SDK's error
+// types decide, never message text. Returned error text names the
+// operation and the engine's error code only: never an attribute value, an
+// expression or the engine's message.
 package dynamo
 
 import (
