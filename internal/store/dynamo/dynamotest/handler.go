@@ -170,19 +170,28 @@ func (h *handler) repair(op string, body []byte) error {
 }
 
 func (h *handler) call(op string, in any) error {
-	body, err := json.Marshal(in)
+	rec, err := h.do(op, in)
 	if err != nil {
 		return err
+	}
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("%s answered %d", op, rec.Code)
+	}
+	return nil
+}
+
+// do sends one request to the engine directly (the caller holds the lock).
+func (h *handler) do(op string, in any) (*httptest.ResponseRecorder, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
 	}
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header.Set("X-Amz-Target", targetPrefix+op)
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	rec := httptest.NewRecorder()
 	h.engine.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return fmt.Errorf("%s answered %d", op, rec.Code)
-	}
-	return nil
+	return rec, nil
 }
 
 // conditional is the part of a transaction item a condition needs.
@@ -260,8 +269,11 @@ func (h *handler) completeReasons(rec *httptest.ResponseRecorder, body []byte) e
 			if len(values) > 0 {
 				check["ExpressionAttributeValues"] = values
 			}
-			err := h.call("TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"ConditionCheck": check}}})
+			failed, err := h.checkFails(check)
 			if err != nil {
+				return err
+			}
+			if failed {
 				reasons[i]["Code"] = json.RawMessage(`"ConditionalCheckFailed"`)
 			}
 		}
@@ -278,4 +290,20 @@ func (h *handler) completeReasons(rec *httptest.ResponseRecorder, body []byte) e
 	rec.Body.Reset()
 	rec.Body.Write(out)
 	return nil
+}
+
+// checkFails runs a one-item transaction holding only check and reports
+// whether its condition failed; any other failure is an error.
+func (h *handler) checkFails(check map[string]any) (bool, error) {
+	rec, err := h.do("TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"ConditionCheck": check}}})
+	if err != nil {
+		return false, err
+	}
+	if rec.Code == http.StatusOK {
+		return false, nil
+	}
+	if rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), "ConditionalCheckFailed") {
+		return true, nil
+	}
+	return false, fmt.Errorf("condition probe answered %d", rec.Code)
 }
