@@ -139,6 +139,7 @@ func TestReadCost(t *testing.T) {
 // under its name, with the units the engine returned; the units DynamoDB
 // would charge are WriteCost/GetCost/QueryCost/BatchGetCost above.
 func TestOnCapacityReportsEveryCall(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []struct {
 		name   string
 		client func(t *testing.T) *dynamodb.Client

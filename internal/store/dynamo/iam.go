@@ -4,7 +4,7 @@ package dynamo
 // grants exactly these on the table and its indexes (arn/index/*). There is
 // no IAM action for TransactWriteItems itself: DynamoDB authorizes each item
 // of a transaction as its own action (PutItem, UpdateItem, DeleteItem,
-// ConditionCheckItem). TestIAMActionsCoverEveryCall records the calls the
+// ConditionCheckItem). TestConformance (minidyn) records the calls the
 // adapter makes and fails when one is missing here.
 
 // ReadActions are what Get, BatchGet and Query need.

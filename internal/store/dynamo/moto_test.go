@@ -14,6 +14,7 @@ import (
 // transaction isolation are skipped there with mototest.NoIsolation; they
 // run in TestConformance.
 func TestConformanceMoto(t *testing.T) {
+	t.Parallel()
 	opts := suiteOptions
 	opts.NoIsolation = mototest.NoIsolation
 	storetest.RunWith(t, func(t *testing.T, now func() time.Time) store.Store {

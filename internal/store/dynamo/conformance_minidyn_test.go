@@ -20,12 +20,13 @@ import (
 	"github.com/agentbox/agentbox/internal/store/storetest"
 )
 
-// TestIAMActionsCoverEveryCall runs the conformance suite's workload on a
-// minidyn that records each request's operation (and, for a transaction,
-// the kind of each item), and checks that ReadActions and WriteActions
-// authorize every one: a policy generated from them cannot lack an action
-// the adapter uses.
-func TestIAMActionsCoverEveryCall(t *testing.T) {
+// TestConformance runs the port's conformance suite against the adapter on
+// minidyn, in process; it always runs. The engine records each request's
+// operation (and, for a transaction, the kind of each item), and the test
+// then checks that ReadActions and WriteActions authorize every one: a
+// policy generated from them cannot lack an action the adapter uses.
+func TestConformance(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	used := map[string]bool{}
 	engine := dynamotest.Handler(server.NewServer())
