@@ -83,13 +83,14 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 
 // writeOne applies a single operation without a transaction: a plain
 // PutItem, DeleteItem or UpdateItem costs half the write units of the same
-// item in TransactWriteItems, and cannot be cancelled by a conflicting
-// transaction's condition check. The semantics are the same: the condition
-// is evaluated atomically with the item's write, and a failed one is
-// *store.ConditionFailedError{Index: 0}.
+// item in TransactWriteItems. The semantics are the same: the condition is
+// evaluated atomically with the item's write, a failed one is
+// *store.ConditionFailedError{Index: 0}, and a clash with a transaction in
+// progress on the item (TransactionConflictException) is ErrUnavailable.
 //
 // A lone OpCheck writes nothing, so it is a strongly consistent GetItem
-// evaluated here (half a read unit per 4 KB instead of two write units):
+// evaluated here (one read unit per 4 KB instead of two write units per
+// KB):
 // a consistent read sees the latest committed state, which is what a
 // one-item ConditionCheck evaluates against. Its failures are read failures
 // (nothing can have been written).
