@@ -21,8 +21,7 @@
 // retries, so a retry after a lost response is idempotent instead of
 // failing its own IfAbsent condition or adding a counter delta twice. A
 // Write of one operation is a plain PutItem, DeleteItem or UpdateItem (half
-// the write units, and no cancellation by a concurrent transaction's
-// condition check), and a lone OpCheck a consistent GetItem evaluated with
+// the write units), and a lone OpCheck a consistent GetItem evaluated with
 // store.Holds; without a token those are retried only on answers that
 // prove the request did not run (see client.go for timeouts and retries).
 //
