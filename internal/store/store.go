@@ -275,7 +275,8 @@ type Store interface {
 }
 
 // ErrTooLarge reports a request over an engine limit, refused before any
-// engine call.
+// engine call, or a read over an adapter's bound (the DynamoDB adapter's
+// pages per Query), refused before it eats the caller's time budget.
 var ErrTooLarge = errors.New("store: request exceeds engine limits")
 
 // ErrUnavailable reports that the engine declined the request for load or
