@@ -2,6 +2,7 @@
 // it, locally or on a deployed stack's table.
 //
 //	agentbox serve [--addr 127.0.0.1:8787] [--data ./.agentbox]
+//	agentbox serve --table NAME [--endpoint URL] [--region R] [--create-table]
 //	agentbox admin <command> [flags]     (agentbox admin help)
 //	agentbox contracts                   (prints tool-contracts.json)
 //
@@ -30,6 +31,13 @@ const usage = `Usage:
   agentbox serve [--addr HOST:PORT] [--data DIR] [--log-level LEVEL]
       Serve MCP (/mcp) and REST (/v1) on the embedded store, plus the admin
       socket DIR/admin.sock. Defaults: --addr 127.0.0.1:8787 --data .agentbox.
+  agentbox serve --table NAME [--endpoint URL] [--region R] [--create-table]
+                 [--addr HOST:PORT] [--log-level LEVEL]
+      Serve the same on a DynamoDB table, with the store code the Lambda
+      functions run. Credentials and region come from the AWS environment;
+      --endpoint targets a local engine (moto, DynamoDB Local) and
+      --create-table creates the table there if it is missing. No admin
+      socket: run 'agentbox admin ... --table NAME [--endpoint URL]'.
   agentbox admin <command> [flags]
       Manage boxes, agents and keys; 'agentbox admin help' lists commands.
   agentbox contracts
@@ -79,6 +87,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", server.DefaultAddr, "TCP listen address; keep it on loopback unless TLS terminates in front")
 	data := fs.String("data", admincli.DefaultDataDir, "data directory: database and admin socket (created 0700)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	table := fs.String("table", "", "serve from this DynamoDB table instead of the embedded store")
+	endpoint := fs.String("endpoint", "", "DynamoDB endpoint URL of a local engine (moto, DynamoDB Local); with --table")
+	region := fs.String("region", "", "AWS region of the table (default: AWS_REGION or the shared config); with --table")
+	createTable := fs.Bool("create-table", false, "create the table if it does not exist; with --table and --endpoint only (a deployed stack's table belongs to its template)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -95,7 +107,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := reqlog.NewLogger(stderr, lvl)
-	if err := server.Run(ctx, server.Config{Addr: *addr, DataDir: *data, Logger: log}, stdout); err != nil {
+	cfg := server.Config{Addr: *addr, DataDir: *data, Logger: log,
+		Table: *table, Endpoint: *endpoint, Region: *region, CreateTable: *createTable}
+	if err := server.Run(ctx, cfg, stdout); err != nil {
 		log.Error("agentbox serve failed", "err", err)
 		return 1
 	}

@@ -7,11 +7,18 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+	"github.com/agentbox/agentbox/internal/store/dynamo/mototest"
 )
 
 func TestRun(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
+	// moto checks no signature, but a client for an endpoint must find
+	// credentials.
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	moto := mototest.Endpoint(t)
 	for _, tc := range []struct {
 		name        string
 		ctx         context.Context
@@ -31,6 +38,10 @@ func TestRun(t *testing.T) {
 		{name: "ServePositional", args: []string{"serve", "now"}, code: 2},
 		// A canceled context makes serve start, announce and stop at once.
 		{name: "Serve", ctx: canceled, args: []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, code: 0, stdoutHas: "/mcp"},
+		{name: "ServeOnTable", ctx: canceled, args: []string{"serve", "--addr", "127.0.0.1:0", "--table", dynamotest.TableName(t, "agentbox-cmd-"), "--endpoint", moto, "--create-table"},
+			code: 0, stdoutHas: "agentbox admin ... --table agentbox-cmd-"},
+		{name: "ServeEndpointWithoutTable", args: []string{"serve", "--endpoint", moto}, code: 1, stderrHas: "need a table"},
+		{name: "HelpNamesTable", args: []string{"help"}, code: 0, stdoutHas: "agentbox serve --table NAME"},
 		{name: "AdminDelegates", args: []string{"admin", "help"}, code: 0, stdoutHas: "create-agent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

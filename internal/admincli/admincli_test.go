@@ -172,6 +172,10 @@ func socketEnv(t *testing.T) env {
 // dynamoEnv: the CLI targets a DynamoDB table on an in-process minidyn,
 // creating it on first use.
 func dynamoEnv(t *testing.T) env {
+	// minidyn checks no signature, but a client for an endpoint must find
+	// credentials (dynamo.ErrNoCredentials).
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.TableName(t, "agentbox-cli-")
 	return env{

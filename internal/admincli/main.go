@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/reqlog"
@@ -246,17 +244,11 @@ func dispatch(ctx context.Context, t *target, req Request, log *slog.Logger) Res
 // openDynamo returns a store on t's table, creating the table first when
 // asked to (local engines only; see target.validate).
 func openDynamo(ctx context.Context, t *target) (store.Store, error) {
-	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: t.region, Endpoint: t.endpoint})
+	s, err := dynamo.OpenTable(ctx, dynamo.Config{Region: t.region, Endpoint: t.endpoint}, t.table, t.createTable, dynamo.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("admincli: %w", err)
 	}
-	if t.createTable {
-		err := dynamo.CreateTable(ctx, client, t.table)
-		if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
-			return nil, fmt.Errorf("admincli: %w", err)
-		}
-	}
-	return dynamo.New(client, t.table, dynamo.Options{}), nil
+	return s, nil
 }
 
 // errorDoc is the document printed on stderr for a failure.

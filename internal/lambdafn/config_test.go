@@ -27,6 +27,8 @@ func TestInitializeRequiresTable(t *testing.T) {
 // against an endpoint where nothing listens succeeds; the failure would
 // only come with the first request.
 func TestInitializeBuildsOffline(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test") // an endpoint without credentials is refused
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	vars := env(map[string]string{EnvTable: "t", EnvRegion: "eu-west-1", EnvEndpoint: "http://127.0.0.1:1"})
 	for _, tc := range []struct {
 		name  string

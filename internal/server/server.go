@@ -1,12 +1,19 @@
-// Package server is `agentbox serve`: the whole service on one machine with
-// no AWS, on the embedded bbolt store.
+// Package server is `agentbox serve`: the whole service in one process,
+// on the embedded bbolt store (no AWS) or on a DynamoDB table.
 //
-// One process serves three things from one hub:
+// One process serves from one hub:
 //
 //   - the agent plane over TCP: REST under /v1/, MCP at /mcp, GET /healthz;
-//   - the admin plane on the unix socket <data>/admin.sock, because bbolt's
-//     exclusive file lock keeps the admin CLI from opening the store while
-//     the server runs (see internal/admincli).
+//   - on bbolt, the admin plane on the unix socket <data>/admin.sock,
+//     because bbolt's exclusive file lock keeps the admin CLI from opening
+//     the store while the server runs (see internal/admincli).
+//
+// On a DynamoDB table (Config.Table) the store is the same adapter the
+// Lambda functions run, there is no data directory, admin socket or
+// sweeper: the admin CLI works on the table directly (--table), and
+// DynamoDB's TTL removes expired items (the adapter hides them until then).
+// That is the always-on server for a team on DynamoDB, and the `sam local`
+// path without Docker when the table is on moto or DynamoDB Local.
 //
 // Start order matters: the store is opened (taking the lock) before the
 // admin socket is created, which is what makes removing a stale socket
@@ -19,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -31,7 +39,9 @@ import (
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
 )
 
 // DefaultAddr is the listen address of `agentbox serve` and `make run`:
@@ -74,13 +84,36 @@ type Config struct {
 	// LockTimeout bounds the wait for the store's file lock (default
 	// DefaultLockTimeout); past it Start fails with bolt.ErrLocked.
 	LockTimeout time.Duration
+
+	// Table, when set, serves from this DynamoDB table instead of the
+	// embedded store; DataDir and LockTimeout are then unused.
+	Table string
+	// Endpoint replaces the regional DynamoDB endpoint (moto, DynamoDB
+	// Local); see dynamo.Config. Credentials come from the environment.
+	Endpoint string
+	// Region is the AWS region of Table (default: the SDK's resolution).
+	Region string
+	// CreateTable creates Table first when it does not exist; with
+	// Endpoint only, since a deployed stack's table belongs to its template.
+	CreateTable bool
+}
+
+// validate refuses flag combinations that would silently be ignored.
+func (c Config) validate() error {
+	if c.Table == "" && (c.Endpoint != "" || c.Region != "" || c.CreateTable) {
+		return errors.New("server: endpoint, region and create-table need a table")
+	}
+	if c.CreateTable && c.Endpoint == "" {
+		return errors.New("server: create-table needs an endpoint: a deployed stack's table is created by its template")
+	}
+	return nil
 }
 
 // Server is a running local service.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *bolt.Store
+	store   store.Store
 	api     *http.Server
 	admin   *http.Server
 	apiLn   net.Listener
@@ -113,6 +146,9 @@ func Start(cfg Config) (_ *Server, err error) {
 	if cfg.LockTimeout <= 0 {
 		cfg.LockTimeout = DefaultLockTimeout
 	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, errc: make(chan error, 2)}
 	defer func() {
 		if err != nil {
@@ -120,17 +156,31 @@ func Start(cfg Config) (_ *Server, err error) {
 		}
 	}()
 
-	// 0700: the directory holds the database (key hashes, every message)
-	// and the admin socket, which grants owner rights to whoever connects.
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("server: create data directory: %w", err)
-	}
-	s.store, err = bolt.Open(filepath.Join(cfg.DataDir, admincli.DBName), bolt.Options{Timeout: cfg.LockTimeout})
-	if errors.Is(err, bolt.ErrLocked) {
-		return nil, fmt.Errorf("server: %w (is another 'agentbox serve' using %s?)", err, cfg.DataDir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("server: open store: %w", err)
+	var embedded *bolt.Store
+	if cfg.Table != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ds, err := dynamo.OpenTable(ctx, dynamo.Config{Region: cfg.Region, Endpoint: cfg.Endpoint},
+			cfg.Table, cfg.CreateTable, dynamo.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("server: open table: %w", err)
+		}
+		s.store = ds
+	} else {
+		// 0700: the directory holds the database (key hashes, every
+		// message) and the admin socket, which grants owner rights to
+		// whoever connects.
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("server: create data directory: %w", err)
+		}
+		embedded, err = bolt.Open(filepath.Join(cfg.DataDir, admincli.DBName), bolt.Options{Timeout: cfg.LockTimeout})
+		if errors.Is(err, bolt.ErrLocked) {
+			return nil, fmt.Errorf("server: %w (is another 'agentbox serve' using %s?)", err, cfg.DataDir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("server: open store: %w", err)
+		}
+		s.store = embedded
 	}
 
 	h := hub.New(s.store, hub.Options{Logger: s.log})
@@ -144,42 +194,47 @@ func Start(cfg Config) (_ *Server, err error) {
 		s.log.Warn("listening beyond loopback over plain HTTP: agent keys cross the network unencrypted; put TLS in front",
 			"addr", s.apiLn.Addr().String())
 	}
-	s.adminLn, err = admincli.Listen(cfg.DataDir)
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+	if embedded != nil {
+		s.adminLn, err = admincli.Listen(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	s.api = &http.Server{
-		Handler:           Handler(h, reg, s.log),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
-	}
-	s.admin = &http.Server{
-		Handler:           admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
-	}
+	s.api = newHTTPServer(Handler(h, reg, s.log), errLog)
 	go s.serve(s.api, s.apiLn)
-	go s.serve(s.admin, s.adminLn)
-	sweepCtx, stop := context.WithCancel(context.Background())
-	s.stopSweep, s.sweepDone = stop, make(chan struct{})
-	go func() {
-		defer close(s.sweepDone)
-		s.store.SweepEvery(sweepCtx, sweepInterval, func(err error) {
-			s.log.Warn("expired-item sweep failed", "err", err)
-		})
-	}()
+	if embedded != nil {
+		s.admin = newHTTPServer(admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")), errLog)
+		go s.serve(s.admin, s.adminLn)
+		sweepCtx, stop := context.WithCancel(context.Background())
+		s.stopSweep, s.sweepDone = stop, make(chan struct{})
+		go func() {
+			defer close(s.sweepDone)
+			embedded.SweepEvery(sweepCtx, sweepInterval, func(err error) {
+				s.log.Warn("expired-item sweep failed", "err", err)
+			})
+		}()
+	}
+	if cfg.Table != "" {
+		s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "table", cfg.Table)
+		return s, nil
+	}
 	s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "data", cfg.DataDir)
 	return s, nil
+}
+
+// newHTTPServer is an HTTP server with the timeouts and limits above.
+func newHTTPServer(h http.Handler, errLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {
@@ -215,8 +270,14 @@ func (s *Server) URL() string {
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 }
 
-// SocketPath returns the admin socket's path.
-func (s *Server) SocketPath() string { return filepath.Join(s.cfg.DataDir, admincli.SocketName) }
+// SocketPath returns the admin socket's path ("" on a DynamoDB table, which
+// has none).
+func (s *Server) SocketPath() string {
+	if s.cfg.Table != "" {
+		return ""
+	}
+	return filepath.Join(s.cfg.DataDir, admincli.SocketName)
+}
 
 // Err reports a listener that failed while serving.
 func (s *Server) Err() <-chan error { return s.errc }
@@ -226,12 +287,15 @@ func (s *Server) Err() <-chan error { return s.errc }
 // ends are cut off; the store closes after them either way.
 func (s *Server) Shutdown(ctx context.Context) error {
 	errA := s.api.Shutdown(ctx)
-	errB := s.admin.Shutdown(ctx)
 	if errA != nil {
 		_ = s.api.Close()
 	}
-	if errB != nil {
-		_ = s.admin.Close()
+	var errB error
+	if s.admin != nil {
+		errB = s.admin.Shutdown(ctx)
+		if errB != nil {
+			_ = s.admin.Close()
+		}
 	}
 	return errors.Join(errA, errB, s.closeAll())
 }
@@ -273,8 +337,20 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "agentbox is serving\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s (agentbox admin ... --data %s)\n",
-		s.URL(), s.URL(), s.SocketPath(), s.cfg.DataDir)
+	if cfg.Table != "" {
+		admin := "agentbox admin ... --table " + cfg.Table
+		if cfg.Endpoint != "" {
+			admin += " --endpoint " + cfg.Endpoint
+		}
+		if cfg.Region != "" {
+			admin += " --region " + cfg.Region
+		}
+		fmt.Fprintf(out, "agentbox is serving on DynamoDB table %s\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s\n",
+			cfg.Table, s.URL(), s.URL(), admin)
+	} else {
+		fmt.Fprintf(out, "agentbox is serving\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s (agentbox admin ... --data %s)\n",
+			s.URL(), s.URL(), s.SocketPath(), s.cfg.DataDir)
+	}
 	var serveErr error
 	select {
 	case <-ctx.Done():

@@ -98,7 +98,15 @@ func Append(ctx context.Context, s Store, counter Key, build func(seq uint64) ([
 		}
 		if cf, ok := ConditionFailed(err); ok {
 			if cf.Index != 0 {
-				return 0, &ConditionFailedError{Index: cf.Index - 1, Key: cf.Key}
+				// Only build's ops failed: name them in build's numbering.
+				failed := make([]int, len(cf.Failed))
+				for i, f := range cf.Failed {
+					failed[i] = f - 1
+				}
+				if len(failed) == 0 {
+					failed = []int{cf.Index - 1}
+				}
+				return 0, &ConditionFailedError{Index: cf.Index - 1, Key: cf.Key, Failed: failed}
 			}
 			lastErr = err
 			continue

@@ -12,8 +12,8 @@
 //     an index may lag behind the table in DynamoDB; a caller that promises
 //     completeness (a resume cursor) must read the table, not an index.
 //   - Write applies up to MaxWriteItems operations atomically: all or none.
-//     Each operation may carry a Condition; when one fails, Write returns a
-//     *ConditionFailedError naming the first failing operation by index.
+//     Each operation may carry a Condition; when any fails, Write returns a
+//     *ConditionFailedError naming every failing operation by index.
 //   - Items whose ExpiresAt is in the past are absent for every read and every
 //     condition, although the engine may still store them until its TTL
 //     sweeper removes them.
@@ -263,10 +263,11 @@ type Store interface {
 	// Write applies ops atomically. No two ops may address the same key.
 	// More than MaxWriteItems ops, or more than MaxWriteBytes in total, or
 	// an item over MaxItemBytes, is ErrTooLarge before anything is sent.
-	// A failed condition is *ConditionFailedError and nothing is written.
+	// A failed condition is *ConditionFailedError naming every operation
+	// whose condition failed, and nothing is written.
 	// ErrUnavailable means the engine refused for load or contention and
-	// nothing was written; the caller may retry. Any other error leaves
-	// the outcome unknown.
+	// nothing was written; the caller may retry. Any other error, ErrTimeout
+	// included, leaves the outcome unknown.
 	Write(ctx context.Context, ops []Op) error
 
 	// Close releases the store's resources.
@@ -274,24 +275,45 @@ type Store interface {
 }
 
 // ErrTooLarge reports a request over an engine limit, refused before any
-// engine call.
+// engine call, or a read over an adapter's bound (the DynamoDB adapter's
+// pages per Query), refused before it eats the caller's time budget.
 var ErrTooLarge = errors.New("store: request exceeds engine limits")
 
 // ErrUnavailable reports that the engine declined the request for load or
 // contention (throttling, a conflicting transaction) and wrote nothing.
 var ErrUnavailable = errors.New("store: temporarily unavailable")
 
+// ErrTimeout reports that the engine did not answer within the adapter's
+// time budget (or the caller's deadline). For a read (Get, BatchGet, Query)
+// nothing happened and a retry may succeed: the domain answers
+// TEMPORARILY_UNAVAILABLE. For a Write the outcome is unknown, as for any
+// other opaque error: the write may have been applied.
+var ErrTimeout = errors.New("store: timed out")
+
 // ErrInvalid reports a malformed request (duplicate keys in one write, an
 // empty key): a programming error in the caller.
 var ErrInvalid = errors.New("store: invalid request")
 
-// ConditionFailedError reports the first operation of a Write whose
-// condition did not hold. Nothing of the write was applied.
+// ConditionFailedError reports the operations of a Write whose conditions
+// did not hold. Nothing of the write was applied. Every condition of the
+// write was evaluated against one state of the store, so Failed is complete:
+// a caller can tell, say, a revoked key from a stale version in one round
+// trip.
 type ConditionFailedError struct {
-	// Index is the position of the failing operation in the Write call.
+	// Index is the position of the first failing operation in the Write
+	// call (Failed[0]).
 	Index int
 	// Key is that operation's key.
 	Key Key
+	// Failed holds the position of every failing operation, ascending and
+	// never empty.
+	Failed []int
+}
+
+// NewConditionFailed returns the error for the failing operations failed
+// (ascending, not empty) of ops.
+func NewConditionFailed(ops []Op, failed []int) *ConditionFailedError {
+	return &ConditionFailedError{Index: failed[0], Key: ops[failed[0]].OpKey(), Failed: failed}
 }
 
 func (e *ConditionFailedError) Error() string {
@@ -299,7 +321,7 @@ func (e *ConditionFailedError) Error() string {
 }
 
 // ConditionFailed reports whether err is a failed condition and, if so,
-// which operation failed.
+// which operations failed.
 func ConditionFailed(err error) (*ConditionFailedError, bool) {
 	var cf *ConditionFailedError
 	ok := errors.As(err, &cf)
@@ -414,6 +436,21 @@ func checkIndexKeys(it *Item) error {
 		}
 	}
 	return nil
+}
+
+// Holds evaluates c against live, the live item at the condition's key (nil
+// when there is none or it has expired). It is the meaning of a Condition;
+// an adapter that evaluates conditions itself must agree with it.
+func Holds(c Condition, live *Item) bool {
+	switch c.Kind {
+	case IfAbsent:
+		return live == nil
+	case IfPresent:
+		return live != nil
+	case IfVersion:
+		return live != nil && live.Version == c.Version
+	}
+	return true
 }
 
 // Live reports whether an item with the given expiry is live at now (Unix

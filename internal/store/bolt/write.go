@@ -9,9 +9,9 @@ import (
 )
 
 // Write applies ops atomically in one bbolt transaction; see store.Store.
-// Every condition is evaluated before anything changes, so a failing one
-// (reported as *store.ConditionFailedError, unwrapped) leaves the file as
-// it was.
+// Every condition is evaluated before anything changes, so failing ones
+// (all reported in one *store.ConditionFailedError, unwrapped) leave the
+// file as it was.
 func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := store.CheckWrite(ops); err != nil {
 		return err
@@ -37,6 +37,7 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		// stored[i] is what op i's key holds now, expired or not: index
 		// entries of an expired item must go when it is replaced.
 		stored := make([]*store.Item, len(ops))
+		var failed []int
 		for i, op := range ops {
 			k := op.OpKey()
 			it, err := load(w.items, k)
@@ -48,9 +49,12 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 			if it != nil && store.Live(it.ExpiresAt, now) {
 				live = it
 			}
-			if !holds(op.Cond, live) {
-				return &store.ConditionFailedError{Index: i, Key: k}
+			if !store.Holds(op.Cond, live) {
+				failed = append(failed, i)
 			}
+		}
+		if len(failed) > 0 {
+			return store.NewConditionFailed(ops, failed)
 		}
 		for i, op := range ops {
 			old := stored[i]
@@ -85,20 +89,6 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		return fmt.Errorf("bolt: write: %w", err)
 	}
 	return nil
-}
-
-// holds evaluates c against the live item at its key (nil when absent or
-// expired).
-func holds(c store.Condition, live *store.Item) bool {
-	switch c.Kind {
-	case store.IfAbsent:
-		return live == nil
-	case store.IfPresent:
-		return live != nil
-	case store.IfVersion:
-		return live != nil && live.Version == c.Version
-	}
-	return true
 }
 
 type writer struct {

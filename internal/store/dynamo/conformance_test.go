@@ -16,14 +16,6 @@ import (
 // store's defaults because every operation here is an HTTP round trip.
 var suiteOptions = storetest.Options{Writers: 4, Appends: 15, Readers: 2, Adders: 4}
 
-// TestConformance runs the port's conformance suite against the adapter on
-// minidyn, in process. It always runs.
-func TestConformance(t *testing.T) {
-	storetest.RunWith(t, func(t *testing.T, now func() time.Time) store.Store {
-		return dynamotest.NewStore(t, now)
-	}, suiteOptions)
-}
-
 // TestConformanceEndpoint runs the suite against the DynamoDB at
 // AGENTBOX_DYNAMODB_ENDPOINT (DynamoDB Local, for instance), on temporary
 // tables named with AGENTBOX_DYNAMODB_TABLE_PREFIX (default

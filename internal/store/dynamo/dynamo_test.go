@@ -94,8 +94,8 @@ func keyNames(ks []types.KeySchemaElement) []string {
 }
 
 func TestNewClient(t *testing.T) {
-	// No credentials anywhere: NewClient must fall back to dummy ones for a
-	// local endpoint instead of failing or probing instance metadata.
+	// No credentials anywhere, and instance metadata is never asked for an
+	// explicit endpoint.
 	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"} {
 		t.Setenv(v, "")
 	}
@@ -103,25 +103,35 @@ func TestNewClient(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
 	_, endpoint := dynamotest.Start(t)
 
-	start := time.Now()
-	client, err := dynamo.NewClient(t.Context(), dynamo.Config{Endpoint: endpoint})
-	if err != nil {
-		t.Fatalf("NewClient(endpoint %q) = %v", endpoint, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("NewClient took %v, want no waiting on credential probes", d)
-	}
-	if got := client.Options().Region; got != "us-east-1" {
-		t.Errorf("NewClient(no region).Options().Region = %q, want us-east-1", got)
-	}
-	s := dynamo.New(client, dynamotest.NewTable(t, client), dynamo.Options{})
-	it := store.Item{PK: "P", SK: "a", Data: []byte("x")}
-	if err := s.Write(t.Context(), []store.Op{store.Put(&it, always)}); err != nil {
-		t.Fatalf("Write through NewClient = %v", err)
-	}
-	if got, err := s.Get(t.Context(), it.Key()); err != nil || got == nil || string(got.Data) != "x" {
-		t.Errorf("Get through NewClient = %+v, %v, want the item", got, err)
-	}
+	t.Run("ErrNoCredentialsWithoutAny", func(t *testing.T) {
+		client, err := dynamo.NewClient(t.Context(), dynamo.Config{Endpoint: endpoint})
+		if !errors.Is(err, dynamo.ErrNoCredentials) || client != nil {
+			t.Fatalf("NewClient(endpoint, no credentials) = %v, %v, want nil, ErrNoCredentials", client, err)
+		}
+		if _, err := dynamo.OpenTable(t.Context(), dynamo.Config{Endpoint: endpoint}, "t", true, dynamo.Options{}); !errors.Is(err, dynamo.ErrNoCredentials) {
+			t.Errorf("OpenTable(endpoint, no credentials) = %v, want ErrNoCredentials", err)
+		}
+	})
+
+	t.Run("EnvironmentCredentials", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "local")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+		client, err := dynamo.NewClient(t.Context(), dynamo.Config{Endpoint: endpoint})
+		if err != nil {
+			t.Fatalf("NewClient(endpoint %q) = %v", endpoint, err)
+		}
+		if got := client.Options().Region; got != "us-east-1" {
+			t.Errorf("NewClient(no region).Options().Region = %q, want us-east-1", got)
+		}
+		s := dynamo.New(client, dynamotest.NewTable(t, client), dynamo.Options{})
+		it := store.Item{PK: "P", SK: "a", Data: []byte("x")}
+		if err := s.Write(t.Context(), []store.Op{store.Put(&it, always)}); err != nil {
+			t.Fatalf("Write through NewClient = %v", err)
+		}
+		if got, err := s.Get(t.Context(), it.Key()); err != nil || got == nil || string(got.Data) != "x" {
+			t.Errorf("Get through NewClient = %+v, %v, want the item", got, err)
+		}
+	})
 }
 
 func TestAttributeMapping(t *testing.T) {

@@ -55,7 +55,9 @@ func TestMapWriteError(t *testing.T) {
 		{"TransactionConflictUnavailable", cancelled("None", "TransactionConflict", "None"), store.ErrUnavailable, 0},
 		{"ThrottlingReasonUnavailable", cancelled("ThrottlingError", "None", "None"), store.ErrUnavailable, 0},
 		{"ProvisionedReasonUnavailable", cancelled("None", "None", "ProvisionedThroughputExceeded"), store.ErrUnavailable, 0},
-		{"ConditionBeatsConflict", cancelled("None", "TransactionConflict", "ConditionalCheckFailed"), &store.ConditionFailedError{}, 2},
+		// A conflicted operation's condition was not evaluated: the list of
+		// failed conditions could be incomplete, so the caller retries.
+		{"ConflictBeatsCondition", cancelled("None", "TransactionConflict", "ConditionalCheckFailed"), store.ErrUnavailable, 0},
 		{"UnalignedReasonsOpaque", cancelled("ConditionalCheckFailed"), nil, 0},
 		{"NoReasonsOpaque", cancelled(), nil, 0},
 		{"ThrottlingUnavailable", asSDK("TransactWriteItems", &types.ThrottlingException{Message: aws.String(leak)}), store.ErrUnavailable, 0},
@@ -63,11 +65,13 @@ func TestMapWriteError(t *testing.T) {
 		{"RequestLimitUnavailable", asSDK("TransactWriteItems", &types.RequestLimitExceeded{Message: aws.String(leak)}), store.ErrUnavailable, 0},
 		{"InternalServerErrorOpaque", asSDK("TransactWriteItems", &types.InternalServerError{Message: aws.String(leak)}), nil, 0},
 		{"InProgressOpaque", asSDK("TransactWriteItems", &types.TransactionInProgressException{Message: aws.String(leak)}), nil, 0},
-		{"ValidationSizeTooLarge", asSDK("TransactWriteItems", &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}), store.ErrTooLarge, 0},
+		// Sizes are checked before sending; engine message text is never parsed.
+		{"ValidationSizeOpaque", asSDK("TransactWriteItems", &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}), nil, 0},
+		{"ConflictExceptionUnavailable", asSDK("PutItem", &types.TransactionConflictException{Message: aws.String(leak)}), store.ErrUnavailable, 0},
 		{"ValidationOtherOpaque", asSDK("TransactWriteItems", &smithy.GenericAPIError{Code: "ValidationException", Message: "ExpressionAttributeValues contains " + leak}), nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := mapWriteError(tc.err, testOps)
+			got := mapWriteError("TransactWriteItems", tc.err, testOps)
 			if strings.Contains(got.Error(), leak) {
 				t.Errorf("mapWriteError(...) text %q carries the engine's message", got)
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -28,10 +27,13 @@ type Config struct {
 	// with it).
 	Region string
 	// Endpoint, when set, replaces the regional endpoint: DynamoDB Local,
-	// minidyn, or a VPC endpoint URL. With Endpoint set and no credentials
-	// in the environment or shared config, dummy static credentials are
-	// used (local engines do not check them); the EC2 instance metadata
-	// service is not consulted, so a local run never waits on it.
+	// moto, minidyn, or a VPC endpoint URL. The EC2 instance metadata
+	// service is then not consulted, so a local run never waits on it, and
+	// credentials must come from the environment or the shared config:
+	// with none, NewClient fails rather than sign with made-up ones, which
+	// would turn a misconfigured deployment (an endpoint variable left set,
+	// a missing role) into a stream of authentication errors at request
+	// time. Local engines accept any values (AWS_ACCESS_KEY_ID=local).
 	Endpoint string
 }
 
@@ -70,9 +72,10 @@ func NewClient(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 			awsCfg.Region = "us-east-1"
 		}
 		if awsCfg.Credentials == nil {
-			awsCfg.Credentials = localCredentials()
-		} else if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
-			awsCfg.Credentials = localCredentials()
+			return nil, ErrNoCredentials
+		}
+		if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNoCredentials, err)
 		}
 	}
 	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
@@ -86,9 +89,10 @@ func NewClient(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 	}), nil
 }
 
-func localCredentials() aws.CredentialsProvider {
-	return credentials.NewStaticCredentialsProvider("local", "local", "")
-}
+// ErrNoCredentials reports a client for an explicit endpoint that found no
+// AWS credentials; see Config.Endpoint.
+var ErrNoCredentials = errors.New("dynamo: an endpoint is set but no AWS credentials were found " +
+	"(set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; a local engine accepts any values)")
 
 // tableWaitPoll is the DescribeTable polling interval while a table is
 // being created.
@@ -196,4 +200,25 @@ func unsupportedOperation(err error) bool {
 	}
 	re, ok := errors.AsType[*smithyhttp.ResponseError](err)
 	return ok && re.HTTPStatusCode() == http.StatusBadRequest
+}
+
+// OpenTable returns a store on table through a client built from cfg.
+// With create, the table is created first when it does not exist; that is
+// for local engines (moto, DynamoDB Local, minidyn): a deployed stack's
+// table belongs to its template.
+func OpenTable(ctx context.Context, cfg Config, table string, create bool, opts Options) (*Store, error) {
+	if table == "" {
+		return nil, errors.New("dynamo: no table name")
+	}
+	client, err := NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		err := CreateTable(ctx, client, table)
+		if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
+			return nil, err
+		}
+	}
+	return New(client, table, opts), nil
 }

@@ -29,7 +29,8 @@ const (
 )
 
 // Write implements store.Store; see the package note for the transaction
-// and counter design.
+// and counter design. A write of one operation is a plain item call (see
+// writeOne); more operations are one TransactWriteItems.
 func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := store.CheckWrite(ops); err != nil {
 		return err
@@ -43,6 +44,11 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		default:
 			return fmt.Errorf("%w: unknown operation kind", store.ErrInvalid)
 		}
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if len(ops) == 1 {
+		return s.writeOne(ctx, ops)
 	}
 
 	// restart[i] selects the restart variant of OpAdd i. Each round flips at
@@ -58,13 +64,13 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 		}
 		// A fresh input each round: the SDK stores its idempotency token in
 		// the input, and a changed request must not reuse an old token.
-		_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}, s.callOptions())
 		if err == nil {
 			return nil
 		}
 		flips := failedAddGuards(err, ops)
 		if len(flips) == 0 {
-			return mapWriteError(err, ops)
+			return mapWriteError("TransactWriteItems", err, ops)
 		}
 		if round >= maxRounds {
 			return fmt.Errorf("%w: dynamo: counters kept changing state", store.ErrUnavailable)
@@ -73,6 +79,87 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 			restart[i] = !restart[i]
 		}
 	}
+}
+
+// writeOne applies a single operation without a transaction: a plain
+// PutItem, DeleteItem or UpdateItem costs half the write units of the same
+// item in TransactWriteItems. The semantics are the same: the condition is
+// evaluated atomically with the item's write, a failed one is
+// *store.ConditionFailedError{Index: 0}, and a clash with a transaction in
+// progress on the item (TransactionConflictException) is ErrUnavailable.
+//
+// A lone OpCheck writes nothing, so it is a strongly consistent GetItem
+// evaluated here (one read unit per 4 KB instead of two write units per
+// KB):
+// a consistent read sees the latest committed state, which is what a
+// one-item ConditionCheck evaluates against. Its failures are read failures
+// (nothing can have been written).
+//
+// Without a ClientRequestToken these calls are not idempotent, so only
+// refused requests are retried (see client.go); any other failure leaves
+// the outcome unknown, as the port allows.
+func (s *Store) writeOne(ctx context.Context, ops []store.Op) error {
+	op := ops[0]
+	if op.Kind == store.OpCheck {
+		it, err := s.getItem(ctx, op.Key)
+		if err != nil {
+			return err
+		}
+		if !store.Holds(op.Cond, it) {
+			return store.NewConditionFailed(ops, []int{0})
+		}
+		return nil
+	}
+	opts := s.plainWriteOptions()
+	if op.Cond.Kind == store.Always && op.Kind != store.OpAdd {
+		// Putting or deleting unconditionally twice is putting or
+		// deleting once: the usual retries are safe.
+		opts = s.callOptions()
+	}
+	restart := false
+	for round := 1; ; round++ {
+		call, err := s.sendOne(ctx, s.transactItem(op, s.nowUnix(), restart), opts)
+		if err == nil {
+			return nil
+		}
+		_, guard := errors.AsType[*types.ConditionalCheckFailedException](err)
+		if op.Kind != store.OpAdd || !guard {
+			return mapWriteError(call, err, ops)
+		}
+		if round >= 4 {
+			return fmt.Errorf("%w: dynamo: counter kept changing state", store.ErrUnavailable)
+		}
+		restart = !restart
+	}
+}
+
+// sendOne sends one transaction item as the equivalent plain call and
+// returns the call's name for error reports.
+func (s *Store) sendOne(ctx context.Context, ti types.TransactWriteItem, opts func(*dynamodb.Options)) (string, error) {
+	switch {
+	case ti.Put != nil:
+		p := ti.Put
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
+			ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues,
+		}, opts)
+		return "PutItem", err
+	case ti.Delete != nil:
+		d := ti.Delete
+		_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: d.TableName, Key: d.Key, ConditionExpression: d.ConditionExpression,
+			ExpressionAttributeNames: d.ExpressionAttributeNames, ExpressionAttributeValues: d.ExpressionAttributeValues,
+		}, opts)
+		return "DeleteItem", err
+	case ti.Update != nil:
+		u := ti.Update
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+			ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		}, opts)
+		return "UpdateItem", err
+	}
+	return "", fmt.Errorf("%w: no single-item equivalent", store.ErrInvalid)
 }
 
 // transactItem translates one validated operation.

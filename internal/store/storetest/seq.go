@@ -107,6 +107,7 @@ func (s *suite) testSequence(t *testing.T) {
 // table up to it. A reader must see every row exactly once, in order, and
 // must find every row at or below a head it captured.
 func (s *suite) testAppendRace(t *testing.T) {
+	s.needsIsolation(t)
 	e := s.env(t)
 	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Minute)
 	defer cancel()

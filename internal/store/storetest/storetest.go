@@ -63,6 +63,11 @@ type Options struct {
 	// consistent: index assertions are then retried until they hold or
 	// IndexLag has passed. Table reads are never retried.
 	IndexLag time.Duration
+	// NoIsolation, when set, is why the engine cannot run the tests that
+	// race writers and rely on transaction isolation (moto's transactions
+	// interleave); those tests are skipped with this reason, and must run
+	// on another engine of the same adapter.
+	NoIsolation string
 }
 
 func (o Options) withDefaults() Options {
@@ -114,6 +119,14 @@ type env struct {
 	clock    *clock
 	ctx      context.Context
 	indexLag time.Duration
+}
+
+// needsIsolation skips t when the engine cannot isolate transactions.
+func (s *suite) needsIsolation(t *testing.T) {
+	t.Helper()
+	if s.opts.NoIsolation != "" {
+		t.Skip(s.opts.NoIsolation)
+	}
 }
 
 func (s *suite) env(t *testing.T) *env {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -144,8 +145,8 @@ func (s *suite) testConditions(t *testing.T) {
 				if !ok {
 					t.Fatalf("Write(%s) on a %s item = %v, want *ConditionFailedError", fmtOps([]store.Op{op}), tc.state, err)
 				}
-				if cf.Index != 0 || cf.Key != k {
-					t.Errorf("Write(%s) failed on op %d key %v, want op 0 key %v", fmtOps([]store.Op{op}), cf.Index, cf.Key, k)
+				if cf.Index != 0 || cf.Key != k || !slices.Equal(cf.Failed, []int{0}) {
+					t.Errorf("Write(%s) failed on op %d key %v (all %v), want op 0 key %v (all [0])", fmtOps([]store.Op{op}), cf.Index, cf.Key, cf.Failed, k)
 				}
 			} else {
 				if err != nil {
@@ -179,13 +180,39 @@ func (s *suite) testConditions(t *testing.T) {
 		if !ok {
 			t.Fatalf("Write(%s) = %v, want *ConditionFailedError", fmtOps(ops), err)
 		}
-		if cf.Index != 2 || cf.Key != taken.Key() {
-			t.Errorf("Write(%s) failed on op %d key %v, want op 2 key %v", fmtOps(ops), cf.Index, cf.Key, taken.Key())
+		if cf.Index != 2 || cf.Key != taken.Key() || !slices.Equal(cf.Failed, []int{2}) {
+			t.Errorf("Write(%s) failed on op %d key %v (all %v), want op 2 key %v (all [2])", fmtOps(ops), cf.Index, cf.Key, cf.Failed, taken.Key())
 		}
 		e.wantItem(a.Key(), nil)
 		e.wantItem(store.Key{PK: "P", SK: "n"}, nil)
 		e.wantItem(c.Key(), nil)
 		e.wantItem(taken.Key(), &taken)
+	})
+
+	t.Run("ConditionFailedNamesEveryFailingOp", func(t *testing.T) {
+		e := s.env(t)
+		live := store.Item{PK: "P", SK: "live", Version: 2, Data: []byte("kept")}
+		e.write(store.Put(&live, always))
+		fresh := store.Item{PK: "P", SK: "fresh"}
+		ops := []store.Op{
+			store.Put(&store.Item{PK: "P", SK: "live", Data: []byte("lost")}, store.Absent),
+			store.Put(&fresh, always),
+			store.Check(store.Key{PK: "P", SK: "parent"}, store.Present),
+			store.Add(store.Key{PK: "P", SK: "n"}, 1, 0),
+			store.Delete(store.Key{PK: "Q", SK: "gone"}, store.AtVersion(1)),
+		}
+		err := e.s.Write(e.ctx, ops)
+		cf, ok := store.ConditionFailed(err)
+		if !ok {
+			t.Fatalf("Write(%s) = %v, want *ConditionFailedError", fmtOps(ops), err)
+		}
+		if want := []int{0, 2, 4}; !slices.Equal(cf.Failed, want) || cf.Index != 0 || cf.Key != live.Key() {
+			t.Errorf("Write(%s) failed on ops %v (first %d, key %v), want ops %v (first 0, key %v)",
+				fmtOps(ops), cf.Failed, cf.Index, cf.Key, want, live.Key())
+		}
+		e.wantItem(live.Key(), &live)
+		e.wantItem(fresh.Key(), nil)
+		e.wantItem(store.Key{PK: "P", SK: "n"}, nil)
 	})
 
 	t.Run("CheckFailureAbortsWrite", func(t *testing.T) {
@@ -208,6 +235,7 @@ func (s *suite) testConditions(t *testing.T) {
 	})
 
 	t.Run("ConcurrentCreatesOneWins", func(t *testing.T) {
+		s.needsIsolation(t)
 		e := s.env(t)
 		k := store.Key{PK: "P", SK: "once"}
 		const n = 8
@@ -444,6 +472,7 @@ func (s *suite) testAdd(t *testing.T) {
 	})
 
 	t.Run("ConcurrentAddsSumExactly", func(t *testing.T) {
+		s.needsIsolation(t)
 		e := s.env(t)
 		k := store.Key{PK: "A", SK: "n"}
 		adders, each := s.opts.Adders, s.opts.Appends

@@ -1,7 +1,8 @@
 // Package teststores gives tests outside the store packages every real
 // storage adapter, so that domain and transport tests run against both
-// engines without repeating the set-up, and a counting wrapper to measure
-// store round trips per call.
+// engines (and moto, a second DynamoDB emulator) without repeating the
+// set-up, a counting wrapper to measure store round trips per call, and a
+// metering wrapper to measure their DynamoDB capacity.
 package teststores
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+	"github.com/agentbox/agentbox/internal/store/dynamo/mototest"
 )
 
 // Adapter names one storage engine and opens fresh, empty stores on it.
@@ -43,6 +45,20 @@ func All() []Adapter {
 		}},
 	}
 }
+
+// Moto returns the DynamoDB adapter on moto (a second, independent DynamoDB
+// emulator; see mototest), a fresh table per store. Tests that race writers
+// and rely on transaction isolation must not run on it: moto does not
+// isolate concurrent writes (mototest.NoIsolation says so in a skip).
+func Moto() Adapter {
+	return Adapter{Name: "moto", Open: func(t testing.TB, now func() time.Time) store.Store {
+		t.Helper()
+		return mototest.NewStore(t, now)
+	}}
+}
+
+// AllWithMoto returns All and Moto.
+func AllWithMoto() []Adapter { return append(All(), Moto()) }
 
 // Counting wraps a store and counts its round trips: each Get, BatchGet,
 // Query and Write is one.

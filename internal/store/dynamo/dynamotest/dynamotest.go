@@ -9,8 +9,6 @@
 //   - it enforces none of the size limits (the adapter checks them itself);
 //   - it never deletes expired items (which lets tests prove that the
 //     adapter hides them);
-//   - a transaction's CancellationReasons name only the first failed
-//     condition, where DynamoDB can name several;
 //   - a table key is the string pk + "." + sk, so two keys that differ only
 //     in where a "." splits them are the same item;
 //   - numbers are float64 inside the engine: conditions on numbers above
@@ -20,7 +18,8 @@
 //   - DescribeTable reports no TableStatus and UpdateTimeToLive is not
 //     implemented (dynamo.CreateTable copes with both).
 //
-// Two more defects, a data race and lost index entries, are repaired by
+// Three more defects, a data race, lost index entries and cancellation
+// reasons that name only the first failed condition, are repaired by
 // Handler, which Start always uses.
 package dynamotest
 

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,14 @@ import (
 //     still holding the write lock: it re-puts the item with placeholder
 //     index keys (replacing any stale entry), deletes it (removing the
 //     placeholder), and puts it back as the caller sent it.
+//
+//   - Partial cancellation reasons. minidyn stops a transaction at its
+//     first failed condition and names only that one; DynamoDB evaluates
+//     every condition and names each that failed. When minidyn cancels a
+//     transaction, Handler evaluates the condition of every later item on
+//     its own (a one-item transaction holding only a ConditionCheck, which
+//     writes nothing) while still holding the write lock, so against the
+//     same state, and reports each failure in the reasons.
 //
 // BatchWriteItem is passed through unrepaired; the adapter never uses it.
 func Handler(engine http.Handler) http.Handler {
@@ -80,6 +89,14 @@ func (h *handler) putAndRepair(w http.ResponseWriter, r *http.Request, op string
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := httptest.NewRecorder()
 	h.engine.ServeHTTP(rec, r)
+	if op == "TransactWriteItems" && rec.Code == http.StatusBadRequest {
+		if err := h.completeReasons(rec, body); err != nil {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, `{"__type":"InternalServerError","message":%q}`, "dynamotest: cancellation reasons: "+err.Error())
+			return
+		}
+	}
 	if rec.Code == http.StatusOK {
 		if err := h.repair(op, body); err != nil {
 			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
@@ -153,17 +170,140 @@ func (h *handler) repair(op string, body []byte) error {
 }
 
 func (h *handler) call(op string, in any) error {
-	body, err := json.Marshal(in)
+	rec, err := h.do(op, in)
 	if err != nil {
 		return err
+	}
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("%s answered %d", op, rec.Code)
+	}
+	return nil
+}
+
+// do sends one request to the engine directly (the caller holds the lock).
+func (h *handler) do(op string, in any) (*httptest.ResponseRecorder, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
 	}
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header.Set("X-Amz-Target", targetPrefix+op)
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	rec := httptest.NewRecorder()
 	h.engine.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return fmt.Errorf("%s answered %d", op, rec.Code)
+	return rec, nil
+}
+
+// conditional is the part of a transaction item a condition needs.
+type conditional struct {
+	TableName                 string            `json:"TableName"`
+	Key                       attrs             `json:"Key"`
+	Item                      attrs             `json:"Item"`
+	ConditionExpression       string            `json:"ConditionExpression"`
+	ExpressionAttributeNames  map[string]string `json:"ExpressionAttributeNames"`
+	ExpressionAttributeValues attrs             `json:"ExpressionAttributeValues"`
+}
+
+var placeholder = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
+
+// completeReasons rewrites a cancelled transaction's response in rec so that
+// every item whose condition fails is named, not only the first.
+func (h *handler) completeReasons(rec *httptest.ResponseRecorder, body []byte) error {
+	var resp map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		return nil // not a JSON error body: leave it alone
 	}
+	var typ string
+	_ = json.Unmarshal(resp["__type"], &typ)
+	if !strings.HasSuffix(typ, "TransactionCanceledException") {
+		return nil
+	}
+	var reasons []map[string]json.RawMessage
+	if err := json.Unmarshal(resp["CancellationReasons"], &reasons); err != nil {
+		return err
+	}
+	var tx struct {
+		TransactItems []map[string]conditional `json:"TransactItems"`
+	}
+	if err := json.Unmarshal(body, &tx); err != nil {
+		return err
+	}
+	if len(reasons) != len(tx.TransactItems) {
+		return nil
+	}
+	def := store.Definition()
+	failedSeen := false
+	for i, ti := range tx.TransactItems {
+		var code string
+		_ = json.Unmarshal(reasons[i]["Code"], &code)
+		if code == "ConditionalCheckFailed" {
+			failedSeen = true
+			continue
+		}
+		if !failedSeen || code != "None" {
+			continue
+		}
+		for _, c := range ti {
+			if c.ConditionExpression == "" {
+				continue
+			}
+			key := c.Key
+			if key == nil {
+				key = attrs{def.PK: c.Item[def.PK], def.SK: c.Item[def.SK]}
+			}
+			check := map[string]any{"TableName": c.TableName, "Key": key, "ConditionExpression": c.ConditionExpression}
+			// Only the placeholders the condition uses: the engine rejects
+			// unused ones (an update's values, for instance).
+			names, values := map[string]string{}, attrs{}
+			for _, ph := range placeholder.FindAllString(c.ConditionExpression, -1) {
+				if v, ok := c.ExpressionAttributeNames[ph]; ok {
+					names[ph] = v
+				}
+				if v, ok := c.ExpressionAttributeValues[ph]; ok {
+					values[ph] = v
+				}
+			}
+			if len(names) > 0 {
+				check["ExpressionAttributeNames"] = names
+			}
+			if len(values) > 0 {
+				check["ExpressionAttributeValues"] = values
+			}
+			failed, err := h.checkFails(check)
+			if err != nil {
+				return err
+			}
+			if failed {
+				reasons[i]["Code"] = json.RawMessage(`"ConditionalCheckFailed"`)
+			}
+		}
+	}
+	raw, err := json.Marshal(reasons)
+	if err != nil {
+		return err
+	}
+	resp["CancellationReasons"] = raw
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	rec.Body.Reset()
+	rec.Body.Write(out)
 	return nil
+}
+
+// checkFails runs a one-item transaction holding only check and reports
+// whether its condition failed; any other failure is an error.
+func (h *handler) checkFails(check map[string]any) (bool, error) {
+	rec, err := h.do("TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"ConditionCheck": check}}})
+	if err != nil {
+		return false, err
+	}
+	if rec.Code == http.StatusOK {
+		return false, nil
+	}
+	if rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), "ConditionalCheckFailed") {
+		return true, nil
+	}
+	return false, fmt.Errorf("condition probe answered %d", rec.Code)
 }
