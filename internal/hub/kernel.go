@@ -358,6 +358,9 @@ func (h *Hub) write(ctx context.Context, all []guardedOp, dupAt int) error {
 
 // failedIndexes lists every failing op a condition failure reports.
 func failedIndexes(cf *store.ConditionFailedError) []int {
+	if len(cf.Failed) > 0 {
+		return cf.Failed
+	}
 	return []int{cf.Index}
 }
 
@@ -368,6 +371,10 @@ func storageErr(err error) error {
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		return apperr.Unavailable(err)
+	case errors.Is(err, store.ErrTimeout):
+		// Nothing for a read, unknown for a write: either way the caller
+		// retries, a mutation with its same key.
+		return apperr.Wrap(apperr.TemporarilyUnavailable, "The service did not answer in time; retry with the same mutation ID.", err)
 	case errors.Is(err, store.ErrTooLarge):
 		return apperr.Wrap(apperr.LimitExceeded, "The request is too large to store in one operation.", err)
 	}
