@@ -53,6 +53,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -139,7 +140,8 @@ func reasonNames(r int) []string {
 // ascending, and records a receipt for this session for every row it
 // returns (never an ACK). See the note at the top of this file.
 //
-// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED, CURSOR_INVALID (a cursor of
+// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED (limit, max_bytes, wait_seconds
+// over their maximum), CURSOR_INVALID (a cursor of
 // another agent or filter, or tampered with).
 func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) (*InboxListOutput, error) {
 	if in.Filter == "" {
@@ -156,8 +158,13 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	if err != nil {
 		return nil, err
 	}
-	if in.WaitSeconds < 0 || in.WaitSeconds > MaxWaitSeconds {
+	// Like every bound the schema declares as a maximum (pageLimit,
+	// registry.Invoke), over it is LIMIT_EXCEEDED; below 0 is shape.
+	switch {
+	case in.WaitSeconds < 0:
 		return nil, apperr.Invalid("wait_seconds", "must be 0 to 20")
+	case in.WaitSeconds > MaxWaitSeconds:
+		return nil, apperr.Limit("wait_seconds", "at most 20")
 	}
 	return read(ctx, h, cr, nil, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
@@ -361,9 +368,6 @@ type InboxAckOutput struct {
 	Results []AckResult `json:"results"`
 	Acked   int         `json:"acked" desc:"How many rows this call acknowledged."`
 	Replay
-	// stored is the compact receipt a replay decoded, expanded by
-	// InboxAck.
-	stored *ackReceipt
 }
 
 // ackReceipt is what an ACK's idempotency record holds: the agent, the
@@ -377,30 +381,29 @@ type ackReceipt struct {
 	Fresh   string    `json:"f"`
 }
 
-// UnmarshalJSON reads the wire form, or the stored compact receipt
-// (idempotency.go decodes a replay's record into the output type).
-func (o *InboxAckOutput) UnmarshalJSON(b []byte) error {
-	type wire InboxAckOutput
-	var r struct {
-		*wire
-		Receipt *ackReceipt `json:"r"`
+// expandAck rebuilds a replayed ACK's results for seqs (the request, in
+// the caller's order) from its idempotency record: this call's rows from
+// the receipt, the others from the rows' first provenance. Only a replay
+// pays this extra read.
+func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, m mutation, agent string, seqs []uint64) error {
+	it, err := h.st.Get(ctx, m.recordKey(agent))
+	if err != nil {
+		return storageErr(err)
 	}
-	r.wire = (*wire)(o)
-	if err := json.Unmarshal(b, &r); err != nil {
-		return err
+	if it == nil {
+		return apperr.Unavailable(errors.New("ACK receipt vanished after its replay"))
 	}
-	o.stored = r.Receipt
-	return nil
-}
-
-// expand rebuilds a replayed ACK's results for seqs (the request, in the
-// caller's order): this call's rows from the receipt, the others from the
-// rows' first provenance.
-func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, seqs []uint64) error {
-	r := out.stored
-	if r == nil {
-		return apperr.Normalize(errors.New("hub: ACK receipt without its rows"))
+	rec, err := decode[idemRecord](it)
+	if err != nil {
+		return apperr.Normalize(err)
 	}
+	var stored struct {
+		R *ackReceipt `json:"r"`
+	}
+	if err := json.Unmarshal(rec.Response, &stored); err != nil || stored.R == nil {
+		return apperr.Normalize(fmt.Errorf("hub: ACK receipt without its rows: %v", err))
+	}
+	r := stored.R
 	sorted := slices.Clone(seqs)
 	slices.Sort(sorted)
 	bits, err := hex.DecodeString(r.Fresh)
@@ -475,7 +478,9 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	rowSlots := make([]slot, len(seqs))
 	var open slot
 	var acked int
+	var agentID string
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		agentID = agent
 		open = b.add(ackSeqKey(agent))
 		for i, s := range seqs {
 			rowSlots[i] = b.add(inboxRowKey(agent, s))
@@ -561,7 +566,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 		return out, p, nil
 	})
 	if err == nil && out.Replayed {
-		if err := h.expandAck(ctx, out, seqs); err != nil {
+		if err := h.expandAck(ctx, out, m, agentID, seqs); err != nil {
 			return nil, err
 		}
 	}
