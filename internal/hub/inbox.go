@@ -182,15 +182,19 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			if pos.Upper < pos.After {
 				return nil, cursor.Invalid()
 			}
-			if pos.Upper == pos.After && in.WaitSeconds > 0 {
-				head, err := h.waitInbox(ctx, c.AgentID, pos.After, time.Duration(in.WaitSeconds)*time.Second)
-				if err != nil {
-					return nil, err
-				}
-				pos.Upper = head
-			}
 		}
-		return h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		if err != nil || in.WaitSeconds == 0 || len(out.Rows) > 0 || out.ResumeCursor == "" {
+			return out, err
+		}
+		// Nothing to show up to the snapshot — with a resume cursor, or
+		// without one when everything is read: wait for arrivals past
+		// it, then page them.
+		head, err := h.waitInbox(ctx, c.AgentID, pos.Upper, time.Duration(in.WaitSeconds)*time.Second)
+		if err != nil || head <= pos.Upper {
+			return out, err
+		}
+		return h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
 	})
 }
 

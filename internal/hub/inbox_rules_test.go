@@ -14,17 +14,31 @@ import (
 // TestInboxWait: a waiting inbox_list returns early when a message
 // arrives — woken in process, or by its poll of the inbox head when the
 // message is sent through another hub on the same table (another Lambda
-// instance) — and returns empty at its limit; the bound is 0-20.
+// instance), and also when it has no cursor and everything is read — and
+// returns empty at its limit; the bound is 0-20.
 func TestInboxWait(t *testing.T) {
-	for _, via := range []string{"same hub", "other hub"} {
+	for _, via := range []string{"same hub", "other hub", "no cursor, all read"} {
 		t.Run(via, func(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				g := &headGets{seen: make(chan struct{}, 1)}
 				f := newFixture(t, ad, func(s store.Store) store.Store { g.Store = s; return g })
 				crA, crB := f.prime(f.a), f.prime(f.b)
+				waitCursor := ""
+				if via == "no cursor, all read" {
+					// Everything there is read: a list without a cursor
+					// has nothing to show and waits too.
+					ibMustDMs(f, crA, "old", f.b.AgentID, 2)
+					ibListAll(f, crB, hub.FilterUnread)
+					if _, err := ibAck(f, crB, "old", 1, 2); err != nil {
+						t.Fatalf("InboxAck: %v", err)
+					}
+				}
 				first, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{})
 				if err != nil || len(first.Rows) != 0 || first.ResumeCursor == "" {
-					t.Fatalf("InboxList(empty) = %+v, %v; want no rows and a resume cursor", first, err)
+					t.Fatalf("InboxList(nothing unread) = %+v, %v; want no rows and a resume cursor", first, err)
+				}
+				if via != "no cursor, all read" {
+					waitCursor = first.ResumeCursor
 				}
 				sender := f.h
 				if via == "other hub" {
@@ -36,10 +50,14 @@ func TestInboxWait(t *testing.T) {
 				}
 				got := make(chan result, 1)
 				go func() {
-					out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Cursor: first.ResumeCursor, WaitSeconds: 20})
+					out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Cursor: waitCursor, WaitSeconds: 20})
 					got <- result{out, err}
 				}()
-				<-g.seen // the list read the head and is waiting
+				select {
+				case <-g.seen: // the list read the head and is waiting
+				case r := <-got:
+					t.Fatalf("InboxList with wait_seconds returned without waiting: %+v, %v", r.out, r.err)
+				}
 				sent, err := sender.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "w"},
 					Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "wake up"})
 				if err != nil {
