@@ -243,6 +243,14 @@ func TestInboxAckRace(t *testing.T) {
 				if got := ibUnread(f, f.b); got != 0 {
 					t.Errorf("unread after acknowledging everything = %d, want 0", got)
 				}
+				// A replay answers each call's original results, not a new
+				// decision (which would now be already_acked throughout).
+				for i := range 2 {
+					again, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), batches[i]...)
+					if err != nil || !again.Replayed || again.Acked != outs[i].Acked || !slices.Equal(again.Results, outs[i].Results) {
+						t.Errorf("session %d: replay = %+v, %v; want the original %+v", i, again, err, outs[i])
+					}
+				}
 			})
 		})
 	}
