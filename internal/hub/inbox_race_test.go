@@ -276,7 +276,7 @@ func TestInboxCountsMatchRecount(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(9, 9))
 		shown := [2][]uint64{}
-		for step := range 80 {
+		for step := range 50 {
 			info := &hub.CallInfo{}
 			var err error
 			switch op := rng.IntN(5); op {
