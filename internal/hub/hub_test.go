@@ -149,6 +149,28 @@ func TestPrime(t *testing.T) {
 		if err != nil || third.CheckpointMismatch {
 			t.Errorf("Prime(held 1): mismatch=%v err=%v, want no mismatch", third != nil && third.CheckpointMismatch, err)
 		}
+
+		// Live counts: three DMs arrive, two are acknowledged.
+		crB := f.prime(f.b)
+		for i := range 3 {
+			if _, err := f.h.MessageSend(f.ctx, crB, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("dm%d", i)},
+				Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.a.AgentID}, BodyMD: "hi"}); err != nil {
+				t.Fatalf("MessageSend: %v", err)
+			}
+		}
+		if p, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil || p.UnreadCount != 3 || p.OpenRequestCount != 0 {
+			t.Fatalf("Prime after 3 DMs = %+v, %v; want unread 3", p, err)
+		}
+		if _, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Limit: 2}); err != nil {
+			t.Fatalf("InboxList: %v", err)
+		}
+		if _, err := f.h.InboxAck(f.ctx, cr, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "ack"},
+			InboxSeqs: []hub.Revision{1, 2}}); err != nil {
+			t.Fatalf("InboxAck: %v", err)
+		}
+		if p, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil || p.UnreadCount != 1 {
+			t.Fatalf("Prime after acknowledging 2 of 3 = %+v, %v; want unread 1", p, err)
+		}
 	})
 }
 

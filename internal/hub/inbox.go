@@ -19,6 +19,24 @@ package hub
 // time, once; another session of the agent acknowledging it later learns
 // already_acked with that first provenance.
 //
+// An ACK of more than ackChunk new rows continues as an intent (intent.go)
+// after its first write, and its first write cannot hold a condition on
+// every row it decided about. So another session's ACK could take the
+// later rows just before that write, or while the intent is open, and
+// both would answer "acked". The agent's ACK sequencer (agent#A / acks)
+// closes both gaps: every ACK that acknowledges anything moves it by
+// compare-and-set from the version it read (a concurrent ACK runs again
+// and then sees the rows taken), and it names the open ACK intent, if
+// any; an ACK that finds one finishes it first and runs again, and the
+// intent's last step clears it. ACKs of one agent are thus serialized
+// (they are rare and small), and every row has exactly one acknowledging
+// call.
+//
+// Receipts of ACKs stay compact (≤ 1 KiB): the time, the session and a
+// bitmap over the sorted request of the rows this call acknowledged; a
+// replay rebuilds the already_acked results from the rows, whose first
+// provenance never changes.
+//
 // Counts. unread = rows ever written (the inbox head) − rows acknowledged
 // (agent#A / count#acked, moved by the ACK's own write): both are moved in
 // the same atomic writes as the rows they count, so the count is exact at
@@ -32,7 +50,10 @@ package hub
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -119,7 +140,8 @@ func reasonNames(r int) []string {
 // ascending, and records a receipt for this session for every row it
 // returns (never an ACK). See the note at the top of this file.
 //
-// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED, CURSOR_INVALID (a cursor of
+// Errors: INVALID_ARGUMENT, LIMIT_EXCEEDED (limit, max_bytes, wait_seconds
+// over their maximum), CURSOR_INVALID (a cursor of
 // another agent or filter, or tampered with).
 func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) (*InboxListOutput, error) {
 	if in.Filter == "" {
@@ -136,8 +158,13 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	if err != nil {
 		return nil, err
 	}
-	if in.WaitSeconds < 0 || in.WaitSeconds > MaxWaitSeconds {
+	// Like every bound the schema declares as a maximum (pageLimit,
+	// registry.Invoke), over it is LIMIT_EXCEEDED; below 0 is shape.
+	switch {
+	case in.WaitSeconds < 0:
 		return nil, apperr.Invalid("wait_seconds", "must be 0 to 20")
+	case in.WaitSeconds > MaxWaitSeconds:
+		return nil, apperr.Limit("wait_seconds", "at most 20")
 	}
 	return read(ctx, h, cr, nil, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
@@ -155,15 +182,19 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			if pos.Upper < pos.After {
 				return nil, cursor.Invalid()
 			}
-			if pos.Upper == pos.After && in.WaitSeconds > 0 {
-				head, err := h.waitInbox(ctx, c.AgentID, pos.After, time.Duration(in.WaitSeconds)*time.Second)
-				if err != nil {
-					return nil, err
-				}
-				pos.Upper = head
-			}
 		}
-		return h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		if err != nil || in.WaitSeconds == 0 || len(out.Rows) > 0 || out.ResumeCursor == "" {
+			return out, err
+		}
+		// Nothing to show up to the snapshot — with a resume cursor, or
+		// without one when everything is read: wait for arrivals past
+		// it, then page them.
+		head, err := h.waitInbox(ctx, c.AgentID, pos.Upper, time.Duration(in.WaitSeconds)*time.Second)
+		if err != nil || head <= pos.Upper {
+			return out, err
+		}
+		return h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
 	})
 }
 
@@ -343,6 +374,73 @@ type InboxAckOutput struct {
 	Replay
 }
 
+// ackReceipt is what an ACK's idempotency record holds: the agent, the
+// session and time of the ACK, and which rows of the sorted request it
+// acknowledged (hex bitmap). Rows it did not acknowledge carry their own
+// immutable first provenance.
+type ackReceipt struct {
+	Agent   string    `json:"a"`
+	Session string    `json:"s"`
+	At      time.Time `json:"t"`
+	Fresh   string    `json:"f"`
+}
+
+// expandAck rebuilds a replayed ACK's results for seqs (the request, in
+// the caller's order) from its idempotency record: this call's rows from
+// the receipt, the others from the rows' first provenance. Only a replay
+// pays this extra read.
+func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, m mutation, agent string, seqs []uint64) error {
+	it, err := h.st.Get(ctx, m.recordKey(agent))
+	if err != nil {
+		return storageErr(err)
+	}
+	if it == nil {
+		return apperr.Unavailable(errors.New("ACK receipt vanished after its replay"))
+	}
+	rec, err := decode[idemRecord](it)
+	if err != nil {
+		return apperr.Normalize(err)
+	}
+	var stored struct {
+		R *ackReceipt `json:"r"`
+	}
+	if err := json.Unmarshal(rec.Response, &stored); err != nil || stored.R == nil {
+		return apperr.Normalize(fmt.Errorf("hub: ACK receipt without its rows: %v", err))
+	}
+	r := stored.R
+	sorted := slices.Clone(seqs)
+	slices.Sort(sorted)
+	bits, err := hex.DecodeString(r.Fresh)
+	if err != nil {
+		return apperr.Normalize(err)
+	}
+	fresh := func(s uint64) bool {
+		i, _ := slices.BinarySearch(sorted, s)
+		return i/8 < len(bits) && bits[i/8]&(1<<(i%8)) != 0
+	}
+	keys := make([]store.Key, len(seqs))
+	for i, s := range seqs {
+		keys[i] = inboxRowKey(r.Agent, s)
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	out.Results = make([]AckResult, len(seqs))
+	for i, s := range seqs {
+		res := AckResult{InboxSeq: Revision(s), Status: "acked", AckedAt: timestamp(r.At), AckedBySession: r.Session}
+		if !fresh(s) && items[i] != nil {
+			row, err := decode[attentionRecord](items[i])
+			if err != nil {
+				return apperr.Normalize(err)
+			}
+			res.Status, res.AckedAt, res.AckedBySession = "already_acked", timestamp(row.AckedAt), row.AckedBy
+		}
+		out.Results[i] = res
+	}
+	return nil
+}
+
 // ackPayload is an ACK intent's remaining rows.
 type ackPayload struct {
 	Agent   string    `json:"a"`
@@ -382,12 +480,30 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	slices.Sort(sorted)
 	m := newMutation("inbox_ack", in.IdempotencyKey, sorted)
 	rowSlots := make([]slot, len(seqs))
+	var open slot
 	var acked int
+	var agentID string
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
+		agentID = agent
+		open = b.add(ackSeqKey(agent))
 		for i, s := range seqs {
 			rowSlots[i] = b.add(inboxRowKey(agent, s))
 		}
 	}, func(c *call) (*InboxAckOutput, *plan, error) {
+		var o ackOpen
+		if it := c.item(open); it != nil {
+			if err := json.Unmarshal(it.Data, &o); err != nil {
+				return nil, nil, apperr.Normalize(err)
+			}
+		}
+		if o.Intent != "" {
+			// Another ACK of this agent is still marking rows: finish
+			// it, then decide against the rows it marked.
+			if err := h.finish(ctx, o.Intent); err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, errContended
+		}
 		// Receipts are read once the session is known: a second read.
 		keys := make([]store.Key, len(seqs))
 		for i, s := range seqs {
@@ -399,6 +515,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 		}
 		out := &InboxAckOutput{Results: make([]AckResult, len(seqs))}
 		var fresh []uint64
+		bits := make([]byte, (len(sorted)+7)/8)
 		p := &plan{}
 		for i, s := range seqs {
 			it := c.item(rowSlots[i])
@@ -418,6 +535,8 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			} else {
 				res.Status, res.AckedAt, res.AckedBySession = "acked", timestamp(c.Now), c.Session.ID
 				fresh = append(fresh, s)
+				j, _ := slices.BinarySearch(sorted, s)
+				bits[j/8] |= 1 << (j % 8)
 				if len(fresh) <= ackChunk {
 					p.add(ackOp(c.AgentID, it, row, c.Session.ID, c.Now))
 				}
@@ -425,6 +544,10 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			out.Results[i] = res
 		}
 		out.Acked = len(fresh)
+		p.receipt = struct {
+			Acked   int        `json:"acked"`
+			Receipt ackReceipt `json:"r"`
+		}{out.Acked, ackReceipt{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Fresh: hex.EncodeToString(bits)}}
 		if len(fresh) > 0 {
 			n := min(len(fresh), ackChunk)
 			p.add(guardedOp{op: store.Add(ackedCounterKey(c.AgentID), int64(n), 0)})
@@ -432,15 +555,34 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				rest := fresh[ackChunk:]
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
 					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now)
+				o.Intent = p.intent.ID
 			}
+			k := ackSeqKey(c.AgentID)
+			next, cond := store.Item{PK: k.PK, SK: k.SK}, store.Absent
+			if cur := c.item(open); cur != nil {
+				next, cond = *cur, store.AtVersion(cur.Version)
+			}
+			next.Version++
+			next.Data = encode(o)
+			p.put(&next, cond, contended)
 		}
 		acked = len(fresh)
 		return out, p, nil
 	})
+	if err == nil && out.Replayed {
+		if err := h.expandAck(ctx, out, m, agentID, seqs); err != nil {
+			return nil, err
+		}
+	}
 	if err == nil && !out.Replayed && cr.Info != nil && cr.Info.Attention != nil {
 		cr.Info.Attention.UnreadCount = max(cr.Info.Attention.UnreadCount-int64(acked), 0)
 	}
 	return out, err
+}
+
+// ackOpen is the ACK sequencer's data: the agent's open ACK intent.
+type ackOpen struct {
+	Intent string `json:"i"`
 }
 
 // ackOp marks row (read as it) acknowledged by session at now, once.
@@ -465,18 +607,33 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 	}
 	lo := min(int(n)*ackChunk, len(p.Seqs))
 	hi := min(lo+ackChunk, len(p.Seqs))
+	var ops []guardedOp
+	if n+1 >= rec.Steps {
+		// The last step clears the intent from the agent's sequencer;
+		// no ACK of the agent moves it while the intent is open.
+		seqr, err := h.st.Get(ctx, ackSeqKey(p.Agent))
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if seqr != nil {
+			next := *seqr
+			next.Version++
+			next.Data = encode(ackOpen{})
+			ops = append(ops, guardedOp{op: store.Put(&next, store.AtVersion(seqr.Version)), onFail: contended})
+		}
+	}
 	keys := make([]store.Key, 0, hi-lo)
 	for _, s := range p.Seqs[lo:hi] {
 		keys = append(keys, inboxRowKey(p.Agent, s))
 	}
 	if len(keys) == 0 {
-		return nil, nil
+		return ops, nil
 	}
 	items, err := h.st.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var ops []guardedOp
+	fresh := 0
 	for _, it := range items {
 		if it == nil {
 			continue
@@ -489,9 +646,10 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 			continue
 		}
 		ops = append(ops, ackOp(p.Agent, it, row, p.Session, p.At))
+		fresh++
 	}
-	if len(ops) > 0 {
-		ops = append(ops, guardedOp{op: store.Add(ackedCounterKey(p.Agent), int64(len(ops)), 0)})
+	if fresh > 0 {
+		ops = append(ops, guardedOp{op: store.Add(ackedCounterKey(p.Agent), int64(fresh), 0)})
 	}
 	return ops, nil
 }

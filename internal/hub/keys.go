@@ -13,6 +13,7 @@ import "github.com/agentbox/agentbox/internal/store"
 //	agent#<agent>        count#acked         attention rows ACKed (Count); unread = inbox head - acked
 //	agent#<agent>        inbox, inbox#<seq>  inbox head and attention rows (messages.go)
 //	agent#<agent>        count#requests      live open request counter (Count)
+//	agent#<agent>        acks                ACK sequencer: moved by every ACK; the open ACK intent (inbox.go)
 //	agent#<agent>        member#<room>       current room memberships
 //	key#<key id>         key                 key record: hash of the secret, owner
 //	ses#<session>        ses                 session (ExpiresAt = idle expiry)
@@ -30,6 +31,7 @@ func checkpointKey(agent string) store.Key {
 func ackedCounterKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "count#acked"}
 }
+func ackSeqKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "acks"} }
 func requestCounterKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "count#requests"}
 }

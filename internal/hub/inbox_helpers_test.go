@@ -1,0 +1,181 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Helpers of the inbox tests, on top of hub_test.go's fixture. Prefixed
+// ib so they never collide with the message tests' helpers.
+
+// ibDM sends a DM from cr to agent.
+func ibDM(f *fixture, cr hub.Credentials, key, to, body string) (*hub.MessageSendOutput, error) {
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
+		Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to}, BodyMD: body})
+}
+
+// ibPost posts in a room.
+func ibPost(f *fixture, cr hub.Credentials, key, room, body string) (*hub.MessageSendOutput, error) {
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
+		Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room}, BodyMD: body})
+}
+
+// ibSend sends as a client does: a TEMPORARILY_UNAVAILABLE (nothing
+// written; many senders contending for one recipient's inbox head) is
+// retried with the same idempotency key.
+func ibSend(f *fixture, cr hub.Credentials, in hub.MessageSendInput) (*hub.MessageSendOutput, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := f.h.MessageSend(f.ctx, cr, in)
+		if e, ok := apperr.As(err); !ok || e.Code != apperr.TemporarilyUnavailable || attempt == 20 {
+			return out, err
+		}
+	}
+}
+
+// ibMustDMs sends n DMs from cr to agent and returns their message ids.
+func ibMustDMs(f *fixture, cr hub.Credentials, prefix, to string, n int) []string {
+	f.t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		out, err := ibDM(f, cr, fmt.Sprintf("%s-%d", prefix, i), to, fmt.Sprintf("%s %d", prefix, i))
+		if err != nil {
+			f.t.Fatalf("MessageSend(%s %d): %v", prefix, i, err)
+		}
+		ids[i] = out.MessageID
+	}
+	return ids
+}
+
+// ibListAll pages through the whole current inbox of cr with filter, and
+// returns the rows (recording receipts for all of them).
+func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
+	f.t.Helper()
+	var rows []hub.InboxRow
+	cur := ""
+	for {
+		out, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: filter, Cursor: cur, Limit: 100})
+		if err != nil {
+			f.t.Fatalf("InboxList(%s): %v", filter, err)
+		}
+		rows = append(rows, out.Rows...)
+		if out.NextCursor == "" {
+			return rows
+		}
+		cur = out.NextCursor
+	}
+}
+
+// ibAck acknowledges seqs.
+func ibAck(f *fixture, cr hub.Credentials, key string, seqs ...uint64) (*hub.InboxAckOutput, error) {
+	in := hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: key}}
+	for _, s := range seqs {
+		in.InboxSeqs = append(in.InboxSeqs, hub.Revision(s))
+	}
+	return f.h.InboxAck(f.ctx, cr, in)
+}
+
+// ibSeqs returns 1..n.
+func ibSeqs(lo, hi uint64) []uint64 {
+	var s []uint64
+	for i := lo; i <= hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// storedRow is an inbox row as the store holds it, read past the hub.
+type storedRow struct {
+	Seq     uint64 `json:"seq"`
+	AckedBy string `json:"acked_by"`
+	Message string `json:"message_id"`
+}
+
+// ibStoredRows reads agent's inbox rows straight from the store (no hub,
+// no receipts): the recount every count is compared with.
+func ibStoredRows(f *fixture, agent string) []storedRow {
+	f.t.Helper()
+	items, err := f.raw.Query(f.ctx, store.Query{PK: "agent#" + agent, From: "inbox#", To: store.PrefixEnd("inbox#")})
+	if err != nil {
+		f.t.Fatalf("Query(inbox rows): %v", err)
+	}
+	rows := make([]storedRow, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it.Data, &rows[i]); err != nil {
+			f.t.Fatalf("decode row %s: %v", it.SK, err)
+		}
+	}
+	return rows
+}
+
+// ibRecount counts agent's stored rows and unacknowledged ones.
+func ibRecount(f *fixture, agent string) (total, unread int64) {
+	for _, r := range ibStoredRows(f, agent) {
+		total++
+		if r.AckedBy == "" {
+			unread++
+		}
+	}
+	return total, unread
+}
+
+// ibUnread is agent_prime's live unread count for ag (a fresh session).
+func ibUnread(f *fixture, ag *hub.AgentInfo) int64 {
+	f.t.Helper()
+	p, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
+	if err != nil {
+		f.t.Fatalf("Prime(%s): %v", ag.Name, err)
+	}
+	return p.UnreadCount
+}
+
+// failingWrites lets the next `pass` writes through once armed and fails
+// every later one as a crashed process would (no write happens), until
+// disarmed: the fault between an ACK's chunks that a real engine cannot be
+// asked to produce.
+type failingWrites struct {
+	store.Store
+	mu    sync.Mutex
+	armed bool
+	pass  int
+}
+
+func (w *failingWrites) arm(pass int) { w.mu.Lock(); w.armed, w.pass = true, pass; w.mu.Unlock() }
+func (w *failingWrites) disarm()      { w.mu.Lock(); w.armed = false; w.mu.Unlock() }
+
+func (w *failingWrites) Write(ctx context.Context, ops []store.Op) error {
+	w.mu.Lock()
+	fail := w.armed && w.pass == 0
+	if w.armed && w.pass > 0 {
+		w.pass--
+	}
+	w.mu.Unlock()
+	if fail {
+		return fmt.Errorf("process crashed before this write")
+	}
+	return w.Store.Write(ctx, ops)
+}
+
+// headGets signals every read of an inbox head past authentication: a
+// waiting inbox_list reads it before it blocks, so a test can send only
+// once the list is waiting, without sleeping.
+type headGets struct {
+	store.Store
+	seen chan struct{}
+}
+
+func (g *headGets) Get(ctx context.Context, k store.Key) (*store.Item, error) {
+	it, err := g.Store.Get(ctx, k)
+	if k.SK == "inbox" {
+		select {
+		case g.seen <- struct{}{}:
+		default:
+		}
+	}
+	return it, err
+}

@@ -1,0 +1,99 @@
+//go:build unix
+
+package lambdafn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+)
+
+// TestInboxFunctionsUnderRuntimeEmulator invokes inbox_list and inbox_ack's
+// real function binaries under the Lambda runtime emulator against the
+// table this test prepared: a DM is listed (with the attention summary),
+// acknowledged by the session it was returned to, and a listing with
+// wait_seconds and nothing new answers empty at its limit (the function's
+// bounded poll of the inbox head).
+func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
+	rie := findRIE(t)
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	ctx := context.Background()
+	adm := h.Admin()
+	box, err := adm.CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	alice, err := adm.CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+	bob, err := adm.CreateAgent(ctx, box.BoxID, "bob", "")
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+	pa, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
+	if err != nil {
+		t.Fatalf("Prime(alice): %v", err)
+	}
+	sent, err := h.MessageSend(ctx, hub.Credentials{Bearer: alice.BoxKey, SessionID: pa.SessionID}, hub.MessageSendInput{
+		Mutation: hub.Mutation{IdempotencyKey: "dm"}, BodyMD: "ping",
+		Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: bob.AgentID}})
+	if err != nil {
+		t.Fatalf("MessageSend: %v", err)
+	}
+	pb, err := h.Prime(ctx, hub.Credentials{Bearer: bob.BoxKey, Transport: "rest"}, hub.PrimeInput{})
+	if err != nil {
+		t.Fatalf("Prime(bob): %v", err)
+	}
+	headers := map[string]string{"authorization": "Bearer " + bob.BoxKey, "agentbox-session": pb.SessionID,
+		"content-type": "application/json"}
+
+	list := startEmulator(t, rie, "inbox_list", buildFunction(t, t.TempDir(), "inbox_list"), functionEnv(table, endpoint, "inbox_list"))
+	res := list.invoke(t, "POST", "/v1/inbox/list", headers, `{}`)
+	var page struct {
+		Rows []struct {
+			InboxSeq  string `json:"inbox_seq"`
+			MessageID string `json:"message_id"`
+		} `json:"rows"`
+		ResumeCursor string                `json:"resume_cursor"`
+		Attention    *hub.AttentionSummary `json:"attention"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &page) != nil || len(page.Rows) != 1 ||
+		page.Rows[0].MessageID != sent.MessageID || page.Attention == nil || page.Attention.UnreadCount != 1 {
+		t.Fatalf("inbox_list function: got %d %s, want the DM with attention.unread_count 1", res.StatusCode, res.Body)
+	}
+
+	ack := startEmulator(t, rie, "inbox_ack", buildFunction(t, t.TempDir(), "inbox_ack"), functionEnv(table, endpoint, "inbox_ack"))
+	res = ack.invoke(t, "POST", "/v1/inbox/ack", headers, fmt.Sprintf(`{"idempotency_key":"ack","inbox_seqs":[%q]}`, page.Rows[0].InboxSeq))
+	var acked struct {
+		Acked     int                   `json:"acked"`
+		Attention *hub.AttentionSummary `json:"attention"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &acked) != nil || acked.Acked != 1 ||
+		acked.Attention == nil || acked.Attention.UnreadCount != 0 {
+		t.Fatalf("inbox_ack function: got %d %s, want one row acked and unread 0", res.StatusCode, res.Body)
+	}
+	res = ack.invoke(t, "POST", "/v1/inbox/ack", headers, `{"idempotency_key":"bad","inbox_seqs":["7"]}`)
+	if res.StatusCode != 404 {
+		t.Errorf("inbox_ack function with an unknown row: got %d %s, want 404 NOT_FOUND_OR_FORBIDDEN", res.StatusCode, res.Body)
+	}
+
+	res = list.invoke(t, "POST", "/v1/inbox/list", headers, fmt.Sprintf(`{"cursor":%q,"wait_seconds":1}`, page.ResumeCursor))
+	var empty struct {
+		Rows         []json.RawMessage `json:"rows"`
+		ResumeCursor string            `json:"resume_cursor"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &empty) != nil || len(empty.Rows) != 0 || empty.ResumeCursor == "" {
+		t.Errorf("inbox_list function waiting 1 s for nothing: got %d %s, want no rows and a resume cursor", res.StatusCode, res.Body)
+	}
+	if p, err := h.Prime(ctx, hub.Credentials{Bearer: bob.BoxKey}, hub.PrimeInput{}); err != nil || p.UnreadCount != 0 {
+		t.Errorf("bob's unread after the functions ran = %+v, %v; want 0", p, err)
+	}
+}
