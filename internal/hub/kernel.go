@@ -221,8 +221,9 @@ func mutate[Out any, P interface {
 }
 
 // retryAttempts bounds retry. Contention needs concurrent writers of one
-// item; a few attempts with jitter spread them out.
-const retryAttempts = 8
+// item (a busy receiver's inbox head); attempts with doubling jitter, capped
+// at 64 ms, spread them out within about half a second in the worst case.
+const retryAttempts = 14
 
 // retry runs fn until it returns something other than errContended or a
 // store refusal that wrote nothing (ErrUnavailable: throttling, or on

@@ -63,14 +63,16 @@ func TestInboxCatchUpAndRespond(t *testing.T) {
 			r = e.do(t, req{method: "POST", path: "/v1/inbox/list", key: key, session: sid, body: `{}`})
 			var list struct {
 				Rows []struct {
-					InboxSeq  string `json:"inbox_seq"`
-					MessageID string `json:"message_id"`
+					InboxSeq string `json:"inbox_seq"`
+					Message  struct {
+						MessageID string `json:"message_id"`
+					} `json:"message"`
 				} `json:"rows"`
 				ResumeCursor string `json:"resume_cursor"`
 			}
 			r.wantOK(t, "inbox_list", &list)
 			wantUnread("inbox_list", r, 1)
-			if len(list.Rows) != 1 || list.Rows[0].MessageID != sent.MessageID || list.ResumeCursor == "" {
+			if len(list.Rows) != 1 || list.Rows[0].Message.MessageID != sent.MessageID || list.ResumeCursor == "" {
 				t.Fatalf("inbox_list = %s; want the DM and a resume cursor", r.body)
 			}
 
