@@ -101,14 +101,14 @@ type InboxListInput struct {
 type InboxRow struct {
 	InboxSeq       Revision    `json:"inbox_seq" desc:"Pass it to inbox_ack once handled."`
 	Reasons        int         `json:"reasons" desc:"Bits: 1 DM, 2 you follow all of the room, 4 you were mentioned, 8 a reply to your message, 16 your response is requested."`
-	ReasonNames    []string    `json:"reason_names" desc:"The reasons in words."`
+	ReasonNames    []string    `json:"reason_names" desc:"The reasons in words: dm, all (you follow all of the room), mention, reply, request."`
 	MessageID      string      `json:"message_id,omitempty" desc:"The message's id, given here only when the message itself is redacted."`
 	Redacted       bool        `json:"redacted,omitempty" desc:"True when you can no longer see the message (you left its room); you can still acknowledge the row."`
 	Message        *MessageDTO `json:"message,omitempty"`
 	Acked          bool        `json:"acked,omitempty" desc:"True once acknowledged (filter all)."`
 	AckedAt        string      `json:"acked_at,omitempty"`
 	AckedBySession string      `json:"acked_by_session,omitempty"`
-	At             string      `json:"at"`
+	At             string      `json:"at,omitempty" desc:"When the row was written; given only on redacted rows (otherwise the message's sent_at)."`
 }
 
 // InboxListOutput is one page of the inbox, oldest first.
@@ -128,7 +128,7 @@ func reasonNames(r int) []string {
 	for _, n := range []struct {
 		bit  int
 		name string
-	}{{ReasonDM, "dm"}, {ReasonFollowAll, "follows_all"}, {ReasonMention, "mention"}, {ReasonReply, "reply"}, {ReasonRequest, "request"}} {
+	}{{ReasonDM, "dm"}, {ReasonFollowAll, "all"}, {ReasonMention, "mention"}, {ReasonReply, "reply"}, {ReasonRequest, "request"}} {
 		if r&n.bit != 0 {
 			names = append(names, n.name)
 		}
@@ -250,7 +250,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 	var receipts []uint64
 	for i, r := range rows {
 		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
-			Acked: r.AckedBy != "", At: timestamp(r.At)}
+			Acked: r.AckedBy != ""}
 		if row.Acked {
 			row.AckedAt, row.AckedBySession = timestamp(r.AckedAt), r.AckedBy
 		}
@@ -260,7 +260,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 			row.Message = &d
 			sz += len(encode(&d))
 		} else {
-			row.Redacted, row.MessageID = true, r.MessageID
+			row.Redacted, row.MessageID, row.At = true, r.MessageID, timestamp(r.At)
 		}
 		// The byte budget never skips a row: the page ends before the
 		// first row that does not fit, and the cursor continues there.
