@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -335,5 +336,148 @@ func TestRequestsListStatus(t *testing.T) {
 		wantCode(t, "RequestsList(forged cursor)", err, apperr.CursorInvalid)
 		_, err = r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: "sideways"})
 		wantCode(t, "RequestsList(bad direction)", err, apperr.InvalidArgument)
+	})
+}
+
+// TestRequestRespondUncertainRetry: a declaration whose write committed
+// but whose answer was lost (a timeout) is retried with the same key: the
+// original receipt, one reply, the count lowered once.
+func TestRequestRespondUncertainRetry(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var lossy *lossyWrite
+		r := setupReq(newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy }))
+		sent := r.request("uncertain", r.b)
+		before := len(r.roomMessages())
+		lossy.mu.Lock()
+		lossy.armed = true
+		lossy.mu.Unlock()
+		if _, err := respond(r.fixture, r.crB, "u1", sent.MessageID, 0, hub.StatusAccepted); err == nil {
+			t.Fatalf("RequestRespond with a lost answer: got success, want an uncertain failure")
+		}
+		again, err := respond(r.fixture, r.crB, "u1", sent.MessageID, 0, hub.StatusAccepted)
+		if err != nil || !again.Replayed || again.Request.Revision != 1 {
+			t.Fatalf("RequestRespond retried = %+v, %v; want the original receipt, replayed", again, err)
+		}
+		msgs := r.roomMessages()
+		if len(msgs) != before+1 || msgs[len(msgs)-1].MessageID != again.Reply.MessageID {
+			t.Errorf("room after the retry has %d messages, want %d ending with the receipt's reply", len(msgs), before+1)
+		}
+		if got := openCount(t, r.fixture, r.b); got != 0 {
+			t.Errorf("open_request_count after the retry = %d, want 0", got)
+		}
+	})
+}
+
+// TestOpenRequestCountUnderRaces: two authors send requests to bob while
+// bob declares on them as they appear; at the end bob's count equals the
+// requests still open, exactly.
+func TestOpenRequestCountUnderRaces(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		const each = 6
+		var wg sync.WaitGroup
+		for _, author := range []hub.Credentials{r.crA, r.crC} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					_, err := r.h.MessageSend(r.ctx, author, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("race-send-%d", i)},
+						Destination: r.roomDest, BodyMD: "ask", Mentions: []string{r.b.AgentID}, Requests: []string{r.b.AgentID}})
+					if err != nil {
+						t.Errorf("MessageSend: %v", err)
+					}
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		declared := map[string]bool{}
+		for finished := false; !finished; {
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+			page, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Status: hub.StatusOpen})
+			if err != nil {
+				t.Fatalf("RequestsList: %v", err)
+			}
+			for i, q := range page.Requests {
+				if i%2 == 0 && !declared[q.RequestMessageID] {
+					if _, err := respond(r.fixture, r.crB, "d-"+q.RequestMessageID, q.RequestMessageID, 0, hub.StatusAccepted); err != nil {
+						t.Errorf("RequestRespond: %v", err)
+					}
+					declared[q.RequestMessageID] = true
+				}
+			}
+		}
+		all, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Limit: 100})
+		if err != nil || len(all.Requests) != 2*each {
+			t.Fatalf("RequestsList(all) = %d requests, %v; want %d", len(all.Requests), err, 2*each)
+		}
+		open := 0
+		for _, q := range all.Requests {
+			if q.Status == hub.StatusOpen {
+				open++
+			}
+		}
+		if got := openCount(t, r.fixture, r.b); got != int64(open) || open != 2*each-len(declared) {
+			t.Errorf("open_request_count = %d with %d open requests and %d declared of %d; want them to agree", got, open, len(declared), 2*each)
+		}
+	})
+}
+
+// TestRequestsInALargeRoom: twenty requests in a room where thirty
+// members get attention — forty request items in the first write, the
+// sixty fan-out items continuing as an intent — all land, each counted
+// once.
+func TestRequestsInALargeRoom(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		var asked []*hub.AgentInfo
+		var ids []string
+		for i := range 30 {
+			ag := r.mustAgent(r.box, fmt.Sprintf("member-%02d", i))
+			m := r.mustAdd(r.room, ag)
+			if i < 20 {
+				asked = append(asked, ag)
+				ids = append(ids, ag.AgentID)
+				continue
+			}
+			if _, err := follow(r.fixture, r.prime(ag), "all", r.room, m.FollowRevision, hub.FollowAll); err != nil {
+				t.Fatalf("RoomFollow(all): %v", err)
+			}
+		}
+		sent, err := r.h.MessageSend(r.ctx, r.crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "big"},
+			Destination: r.roomDest, BodyMD: "everyone, please", Mentions: ids, Requests: ids})
+		if err != nil || sent.RequestCount != 20 || sent.AttentionCount != 30 {
+			t.Fatalf("MessageSend(20 requests) = %+v, %v; want 20 requests and 30 attention rows", sent, err)
+		}
+		out, err := r.h.RequestsList(r.ctx, r.crA, hub.RequestsListInput{Direction: hub.DirectionOutgoing, Limit: 100})
+		if err != nil || len(out.Requests) != 20 {
+			t.Fatalf("RequestsList(outgoing) = %d entries, %v; want 20", len(out.Requests), err)
+		}
+		for _, ag := range asked[:3] {
+			if got := openCount(t, r.fixture, ag); got != 1 {
+				t.Errorf("%s's open_request_count = %d, want 1", ag.Name, got)
+			}
+		}
+	})
+}
+
+// TestRequestsAfterRemoval: a removed member keeps its incoming request in
+// requests_list (it was delivered; the entry carries ids only, no content)
+// but can no longer respond.
+func TestRequestsAfterRemoval(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		sent := r.request("before removal", r.c)
+		r.mustRemove(r.room, r.c)
+		in, err := r.h.RequestsList(r.ctx, r.crC, hub.RequestsListInput{Direction: hub.DirectionIncoming})
+		if err != nil || len(in.Requests) != 1 || in.Requests[0].RequestMessageID != sent.MessageID {
+			t.Fatalf("RequestsList after removal = %+v, %v; want the delivered request", in, err)
+		}
+		_, err = respond(r.fixture, r.crC, "late", sent.MessageID, 0, hub.StatusDeclined)
+		wantCode(t, "RequestRespond after removal", err, apperr.NotFoundOrForbidden)
 	})
 }
