@@ -36,23 +36,9 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 		t.FailNow()
 	}
 
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	adm := h.Admin()
-	box, err := adm.CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := adm.CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
-	bob, err := adm.CreateAgent(ctx, box.BoxID, "bob", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
+	tb := newEmulatorTable(t)
+	h, ctx := tb.h, context.Background()
+	alice, bob := tb.agent(t, "alice"), tb.agent(t, "bob")
 	sessions := map[string]string{}
 	for _, ag := range []*hub.AgentInfo{alice, bob} {
 		p, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey, Transport: "rest"}, hub.PrimeInput{})
@@ -76,7 +62,7 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	emus := map[string]*emulator{}
 	for i, name := range names {
-		emus[name] = startEmulator(t, rie, name, bootstraps[i], functionEnv(table, endpoint, name))
+		emus[name] = startEmulator(t, rie, name, bootstraps[i], functionEnv(tb.table, tb.endpoint, name))
 	}
 	as := func(ag *hub.AgentInfo) map[string]string {
 		return map[string]string{"authorization": "Bearer " + ag.BoxKey, "agentbox-session": sessions[ag.AgentID],
@@ -111,4 +97,33 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 			}
 		}
 	}
+}
+
+// emulatorTable is a hub on a DynamoDB table served from this process,
+// with one box, whose agents the function binaries under test serve.
+type emulatorTable struct {
+	h               *hub.Hub
+	table, endpoint string
+	box             string
+}
+
+func newEmulatorTable(t *testing.T) *emulatorTable {
+	t.Helper()
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	box, err := h.Admin().CreateBox(context.Background(), "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	return &emulatorTable{h: h, table: table, endpoint: endpoint, box: box.BoxID}
+}
+
+func (e *emulatorTable) agent(t *testing.T, name string) *hub.AgentInfo {
+	t.Helper()
+	ag, err := e.h.Admin().CreateAgent(context.Background(), e.box, name, "")
+	if err != nil {
+		t.Fatalf("CreateAgent(%s): %v", name, err)
+	}
+	return ag
 }
