@@ -165,6 +165,11 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 		k := fileReportKey(msg.ID, in.FileID, c.AgentID)
 		p := &plan{}
 		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}, casCond(c.item(cur)), h.conflictAt(k))
+		// The receipt leaves out the note (up to 2000 bytes): a replay
+		// answers ids, state, revision and time.
+		receipt := rec.dto(current + 1)
+		receipt.Note = ""
+		p.receipt = &FileAccessReportOutput{Report: receipt}
 		return &FileAccessReportOutput{Report: rec.dto(current + 1)}, p, nil
 	})
 }

@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -47,9 +48,20 @@ func TestFileReports(t *testing.T) {
 		if e := wantCode(t, "FileAccessReport(stale)", err, apperr.RevisionConflict); e.CurrentRevision == nil || *e.CurrentRevision != 2 {
 			t.Errorf("stale report: current %v, want 2", e.CurrentRevision)
 		}
-		if _, err := report(r.fixture, r.crC, "c1", sent.MessageID, fb, 0, hub.AccessNotFound); err != nil {
-			t.Fatalf("FileAccessReport(carol): %v", err)
+		// The longest note (500 four-byte characters) still commits, and
+		// its replay answers the compact receipt.
+		long := hub.FileAccessReportInput{Mutation: hub.Mutation{IdempotencyKey: "c1"}, MessageID: sent.MessageID, FileID: fb,
+			State: hub.AccessNotFound, Note: strings.Repeat("😀", 500)}
+		if _, err := r.h.FileAccessReport(r.ctx, r.crC, long); err != nil {
+			t.Fatalf("FileAccessReport(carol, longest note): %v", err)
 		}
+		if again, err := r.h.FileAccessReport(r.ctx, r.crC, long); err != nil || !again.Replayed || again.Report.Revision != 1 {
+			t.Fatalf("FileAccessReport replay = %+v, %v; want the receipt at revision 1", again, err)
+		}
+		long.Note += "x"
+		long.IdempotencyKey = "c2"
+		_, err = r.h.FileAccessReport(r.ctx, r.crC, long)
+		wantCode(t, "FileAccessReport(501-character note)", err, apperr.LimitExceeded)
 		_, err = report(r.fixture, r.crA, "a1", sent.MessageID, fa, 0, hub.AccessAccessible)
 		wantCode(t, "FileAccessReport by the author", err, apperr.InvalidArgument)
 		_, err = report(r.fixture, r.crB, "b4", sent.MessageID, sent.MessageID, 0, hub.AccessAccessible)

@@ -356,16 +356,18 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}
-		if it.Version != uint64(in.ExpectedRevision) {
-			return nil, nil, apperr.Conflict(it.Version)
-		}
 		msg, err := newMessage(&send, payload, files)
 		if err != nil {
 			return nil, nil, err
 		}
+		// Access first (a room left or archived, a DM peer gone), then
+		// the CAS.
 		reply, p, err := h.send(ctx, c, &send, s, msg, &to)
 		if err != nil {
 			return nil, nil, err
+		}
+		if it.Version != uint64(in.ExpectedRevision) {
+			return nil, nil, apperr.Conflict(it.Version)
 		}
 		wasOpen := it.Version == 0
 		req.Status, req.DeclaredAt, req.ResponseID = in.Status, c.Now, reply.MessageID
