@@ -215,10 +215,11 @@ func TestThreadExportVisibility(t *testing.T) {
 			return err
 		}())
 		r.mustRemove(r.room, r.c)
+		outsider := r.prime(r.mustAgent(r.box, "erin"))
 		for _, tc := range []struct {
 			name string
 			cr   hub.Credentials
-		}{{"OtherBox", r.crOther}, {"RemovedMember", r.crC}} {
+		}{{"OtherAgent", outsider}, {"OtherBox", r.crOther}, {"RemovedMember", r.crC}} {
 			_, err := r.h.ThreadExport(r.ctx, tc.cr, hub.ThreadExportInput{MessageID: late.MessageID, Format: hub.FormatMarkdown})
 			wantSameError(t, "ThreadExport by "+tc.name, err, ref, late.MessageID)
 		}
