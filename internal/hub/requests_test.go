@@ -381,8 +381,11 @@ func TestOpenRequestCountUnderRaces(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range each {
-					_, err := r.h.MessageSend(r.ctx, author, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("race-send-%d", i)},
-						Destination: r.roomDest, BodyMD: "ask", Mentions: []string{r.b.AgentID}, Requests: []string{r.b.AgentID}})
+					err := untilSettled(func() error {
+						_, err := r.h.MessageSend(r.ctx, author, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("race-send-%d", i)},
+							Destination: r.roomDest, BodyMD: "ask", Mentions: []string{r.b.AgentID}, Requests: []string{r.b.AgentID}})
+						return err
+					})
 					if err != nil {
 						t.Errorf("MessageSend: %v", err)
 					}
@@ -404,7 +407,10 @@ func TestOpenRequestCountUnderRaces(t *testing.T) {
 			}
 			for i, q := range page.Requests {
 				if i%2 == 0 && !declared[q.RequestMessageID] {
-					if _, err := respond(r.fixture, r.crB, "d-"+q.RequestMessageID, q.RequestMessageID, 0, hub.StatusAccepted); err != nil {
+					if err := untilSettled(func() error {
+						_, err := respond(r.fixture, r.crB, "d-"+q.RequestMessageID, q.RequestMessageID, 0, hub.StatusAccepted)
+						return err
+					}); err != nil {
 						t.Errorf("RequestRespond: %v", err)
 					}
 					declared[q.RequestMessageID] = true
@@ -480,4 +486,17 @@ func TestRequestsAfterRemoval(t *testing.T) {
 		_, err = respond(r.fixture, r.crC, "late", sent.MessageID, 0, hub.StatusDeclined)
 		wantCode(t, "RequestRespond after removal", err, apperr.NotFoundOrForbidden)
 	})
+}
+
+// untilSettled retries call while it answers TEMPORARILY_UNAVAILABLE (one
+// room stream contended by three writers can exhaust the hub's own
+// retries, under -race especially), as a client does: with the same
+// idempotency key, so each logical action still takes effect once.
+func untilSettled(call func() error) error {
+	for {
+		err := call()
+		if e, ok := apperr.As(err); !ok || e.Code != apperr.TemporarilyUnavailable {
+			return err
+		}
+	}
 }
