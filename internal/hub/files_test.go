@@ -152,3 +152,24 @@ func TestFileURLCorpus(t *testing.T) {
 		}
 	})
 }
+
+// TestSendWithFilesReplays: file ids are minted per call, so they must not
+// be part of what a retry is compared on — a retry of a send with files is
+// a replay, not IDEMPOTENCY_CONFLICT.
+func TestSendWithFilesReplays(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		in := hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "files-1"},
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "spec",
+			Files: []hub.FileRefInput{{URL: "https://example.com/spec.md", DisplayName: "spec"}}}
+		first, err := f.h.MessageSend(f.ctx, cr, in)
+		if err != nil {
+			t.Fatalf("MessageSend: %v", err)
+		}
+		again, err := f.h.MessageSend(f.ctx, cr, in)
+		if err != nil || !again.Replayed || again.MessageID != first.MessageID {
+			t.Errorf("MessageSend retried = %+v, %v; want the original receipt, replayed", again, err)
+		}
+	})
+}
