@@ -90,7 +90,7 @@ type FileAccessReportInput struct {
 	FileID           string   `json:"file_id" desc:"One of its file references (file_id of the message's files)." schema:"format=uuid"`
 	ExpectedRevision Revision `json:"expected_revision" desc:"\"0\" for your first report on this file, else its current revision; a stale one fails with REVISION_CONFLICT."`
 	State            string   `json:"state" desc:"accessible, denied, not_found or other: your own access to the link, as you found it with your own tools." schema:"enum=accessible|denied|not_found|other" example:"\"accessible\""`
-	Note             string   `json:"note,omitempty" desc:"Optional note, one line, at most 500 characters." schema:"maxLength=2000"`
+	Note             string   `json:"note,omitempty" desc:"Optional note, one line, at most 500 characters." schema:"maxLength=500"`
 }
 
 // FileAccessReportOutput is the stored report.
