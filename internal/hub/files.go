@@ -6,7 +6,10 @@ package hub
 // from the string alone, whether the reference is acceptable (BRIEF §4):
 //
 //   - https only, spelled "https://" (no "https:/host", no backslashes, no
-//     whitespace or control characters anywhere);
+//     whitespace, control, invisible or format characters anywhere, also
+//     not percent-encoded in the path; none of the ASCII characters RFC
+//     3986 never allows unescaped: < > " { } | ^ and backtick);
+//   - a port, if any, is 1-65535;
 //   - no userinfo, no query, no fragment, no percent-encoding in the host;
 //   - the host is a DNS name of letters, digits and hyphens (IDN hosts in
 //     their punycode form), not localhost or a name under .localhost,
@@ -24,7 +27,9 @@ package hub
 import (
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/google/uuid"
@@ -147,8 +152,11 @@ func checkFileURL(field, raw string) error {
 		return apperr.Limit(field, "2048 bytes")
 	}
 	for _, r := range raw {
-		if r <= 0x20 || r == 0x7f || r == '\\' || (r >= 0x80 && r <= 0x9f) {
+		if r <= 0x20 || r == 0x7f || r == '\\' || invisible(r) {
 			return bad("must not contain spaces, control characters or backslashes")
+		}
+		if strings.ContainsRune(notInURLs, r) {
+			return bad("must not contain characters that URLs escape")
 		}
 	}
 	if len(raw) < 8 || !strings.EqualFold(raw[:8], "https://") {
@@ -175,7 +183,7 @@ func checkFileURL(field, raw string) error {
 		return bad("must not use an IP address literal")
 	}
 	if h, port, ok := strings.Cut(host, ":"); ok {
-		if port == "" || !isDigits(port) || len(port) > 5 {
+		if n, err := strconv.Atoi(port); err != nil || !isDigits(port) || n < 1 || n > 65535 {
 			return bad("must have a valid host")
 		}
 		host = h
@@ -183,15 +191,35 @@ func checkFileURL(field, raw string) error {
 	if err := checkHost(strings.ToLower(host)); err != nil {
 		return bad(err.Error())
 	}
-	if looksLikeToken(raw) {
+	// The path is judged both as written and decoded, so that
+	// percent-encoding hides neither a credential nor a control character.
+	if looksLikeToken(raw) || looksLikeToken(u.Path) {
 		return bad("must not contain credentials or tokens")
 	}
-	for _, seg := range strings.Split(u.EscapedPath(), "/") {
-		if highEntropy(seg) {
-			return bad("must not contain a long secret-like path segment")
+	for _, r := range u.Path {
+		if r < 0x20 || r == 0x7f || invisible(r) {
+			return bad("must not contain spaces, control characters or backslashes")
+		}
+	}
+	for _, path := range []string{u.EscapedPath(), u.Path} {
+		for _, seg := range strings.Split(path, "/") {
+			if highEntropy(seg) {
+				return bad("must not contain a long secret-like path segment")
+			}
 		}
 	}
 	return nil
+}
+
+// notInURLs are the ASCII characters RFC 3986 never allows unescaped: a
+// link holding one is malformed (and could break out of where it is shown).
+const notInURLs = "<>\"{}|^`"
+
+// invisible reports a character that shows as nothing or as a space: C1
+// controls, Unicode spaces and line separators, and format characters such
+// as bidirectional overrides and zero-width spaces.
+func invisible(r rune) bool {
+	return r >= 0x80 && (r <= 0x9f || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
 }
 
 type hostError string

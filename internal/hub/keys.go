@@ -122,3 +122,11 @@ func memoryPrefix(agent string) (pk, prefix string) { return "agent#" + agent, "
 func memoryCounterKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "count#memory"}
 }
+
+// Requests and file reports (requests.go, reports.go; their builders live
+// there, beside the design notes that explain them):
+//
+//	req#<message>   to#<recipient>     a request (Version = declaration revision, 0 = open);
+//	                                   GSI1 rin#<recipient> and GSI2 rout#<author> /
+//	                                   <sent ns 20>#<message>#<recipient>
+//	frep#<message>  <file>#<agent>     a file access report (Version = report revision)

@@ -383,11 +383,10 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 		M  []string
 		R  []string
 		To string
-	}{in.Destination, in.BodyMD, payload, files, in.Mentions, in.Requests, in.ReplyTo})
-	msg := &messageRecord{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
-		BodyMD: in.BodyMD, Payload: payload, Files: files, Mentions: in.Mentions, Requests: in.Requests, ReplyTo: in.ReplyTo}
-	if n := len(encode(msg)); n > MaxEnvelopeBytes {
-		return nil, apperr.Limit("message", "64 KiB for the whole message with its file metadata")
+	}{in.Destination, in.BodyMD, payload, stripIDs(files), in.Mentions, in.Requests, in.ReplyTo})
+	msg, err := newMessage(&in, payload, files)
+	if err != nil {
+		return nil, err
 	}
 
 	var s slots
@@ -398,13 +397,30 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 		return h.send(ctx, c, &in, s, msg, &to)
 	})
 	if err == nil {
-		agents := make([]string, len(to))
-		for i, r := range to {
-			agents[i] = r.Agent
-		}
-		h.waiters.notify(agents)
+		h.notifySent(to)
 	}
 	return out, err
+}
+
+// newMessage is the template of the message in: everything but what the
+// send derives (id, stream, author, time, thread), within the envelope
+// bound.
+func newMessage(in *MessageSendInput, payload json.RawMessage, files []fileRecord) (*messageRecord, error) {
+	msg := &messageRecord{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
+		BodyMD: in.BodyMD, Payload: payload, Files: files, Mentions: in.Mentions, Requests: in.Requests, ReplyTo: in.ReplyTo}
+	if n := len(encode(msg)); n > MaxEnvelopeBytes {
+		return nil, apperr.Limit("message", "64 KiB for the whole message with its file metadata")
+	}
+	return msg, nil
+}
+
+// notifySent wakes the waiting readers of a committed send's recipients.
+func (h *Hub) notifySent(to []recipient) {
+	agents := make([]string, len(to))
+	for i, r := range to {
+		agents[i] = r.Agent
+	}
+	h.waiters.notify(agents)
 }
 
 // slots are what message_send reads with authentication.
@@ -490,6 +506,9 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	tk := threadKey(msg.ThreadRoot, msg.Seq)
 	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: encode(threadRecord{ID: msg.ID, Stream: msg.Stream,
 		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)
+	// One open request per requested recipient (requests.go), two items
+	// each, counted in the budget below.
+	p.add(requestOps(&msg)...)
 
 	to := attention(c.AgentID, in, members, parentAuthor)
 	*notify = to
@@ -1032,34 +1051,39 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 	})
 }
 
-// thread reads the family of a visible anchor.
+// thread reads the family of a visible anchor, at most limit rows of it.
 func (h *Hub) thread(ctx context.Context, c *call, anchor *messageRecord, limit int) (*ThreadReadOutput, error) {
-	pk, prefix := threadPrefix(anchor.ThreadRoot)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	v, err := h.viewThread(ctx, c, anchor)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	out := &ThreadReadOutput{ThreadRootID: anchor.ThreadRoot, Entries: []ThreadEntry{}}
-	if len(rows) > limit {
-		rows, out.Truncated = rows[:limit], true
+	rows, more, err := h.threadRows(ctx, v, 0, 0, limit)
+	if err != nil {
+		return nil, err
 	}
-	st, _ := parseStream(anchor.Stream)
-	recs := make([]*threadRecord, len(rows))
-	keys := make([]store.Key, len(rows))
-	parent := map[string]string{}
-	for i, it := range rows {
-		r, err := decode[threadRecord](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
+	out := &ThreadReadOutput{ThreadRootID: anchor.ThreadRoot, Entries: []ThreadEntry{}, Truncated: more}
+	for _, r := range rows {
+		if r.entry != nil {
+			out.Entries = append(out.Entries, *r.entry)
 		}
-		recs[i], keys[i] = r, st.msgKey(r.Seq)
-		parent[r.ID] = r.ReplyTo
 	}
-	ancestors := map[string]bool{}
-	for id := anchor.ReplyTo; id != "" && !ancestors[id]; id = parent[id] {
-		ancestors[id] = true
-	}
-	start := uint64(1)
+	return out, nil
+}
+
+// threadView is what one caller may see of a thread: the messages at or
+// after its epoch start, and the visible anchor's hidden ancestors as
+// redacted references. thread_read and thread_export share it.
+type threadView struct {
+	st        stream
+	root      string
+	start     uint64          // the first stream sequence the caller may see
+	ancestors map[string]bool // the anchor's ancestors, by id
+}
+
+// viewThread decides what the caller may see of a visible anchor's thread.
+func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*threadView, error) {
+	st, _ := parseStream(anchor.Stream)
+	v := &threadView{st: st, root: anchor.ThreadRoot, start: 1, ancestors: map[string]bool{}}
 	if st.kind == KindRoom {
 		// The anchor was visible: the caller is a current member; its
 		// epoch start decides the rest.
@@ -1074,17 +1098,71 @@ func (h *Hub) thread(ctx context.Context, c *call, anchor *messageRecord, limit 
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		start = max(mem.StartSeq, 1)
+		v.start = max(mem.StartSeq, 1)
 	}
+	if v.start <= 1 || anchor.ReplyTo == "" {
+		return v, nil // nothing is hidden, or the anchor has no ancestor
+	}
+	// Only hidden ancestors need naming; their chain runs through the
+	// index rows up to the anchor.
+	pk, prefix := threadPrefix(anchor.ThreadRoot)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: prefix + seqKey(anchor.Seq)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	parent := map[string]string{}
+	for _, it := range rows {
+		r, err := decode[threadRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		parent[r.ID] = r.ReplyTo
+	}
+	for id := anchor.ReplyTo; id != "" && !v.ancestors[id]; id = parent[id] {
+		v.ancestors[id] = true
+	}
+	return v, nil
+}
+
+// threadRow is one row of a thread's index as the caller sees it: entry
+// is nil for a hidden message that is not an ancestor of the anchor.
+type threadRow struct {
+	seq   uint64
+	entry *ThreadEntry
+}
+
+// threadRows reads at most limit index rows of v's thread after stream
+// sequence after (and up to upper, 0 for no bound), oldest first; more
+// reports rows beyond them.
+func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64, limit int) ([]threadRow, bool, error) {
+	pk, prefix := threadPrefix(v.root)
+	to := store.PrefixEnd(prefix)
+	if upper > 0 {
+		to = prefix + seqKey(upper)
+	}
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix + seqKey(after+1), To: to, Limit: limit + 1})
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	recs := make([]*threadRecord, len(rows))
 	var visible []store.Key
-	for i, r := range recs {
-		if r.Seq >= start {
-			visible = append(visible, keys[i])
+	for i, it := range rows {
+		r, err := decode[threadRecord](it)
+		if err != nil {
+			return nil, false, apperr.Normalize(err)
+		}
+		recs[i] = r
+		if r.Seq >= v.start {
+			visible = append(visible, v.st.msgKey(r.Seq))
 		}
 	}
 	items, err := h.st.BatchGet(ctx, visible)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, false, storageErr(err)
 	}
 	byID := map[string]*messageRecord{}
 	for _, it := range items {
@@ -1093,17 +1171,19 @@ func (h *Hub) thread(ctx context.Context, c *call, anchor *messageRecord, limit 
 		}
 		m, err := decode[messageRecord](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, false, apperr.Normalize(err)
 		}
 		byID[m.ID] = m
 	}
-	for _, r := range recs {
+	out := make([]threadRow, len(recs))
+	for i, r := range recs {
+		out[i].seq = r.Seq
 		if m, ok := byID[r.ID]; ok {
 			d := m.dto()
-			out.Entries = append(out.Entries, ThreadEntry{MessageID: r.ID, Message: &d})
-		} else if ancestors[r.ID] {
-			out.Entries = append(out.Entries, ThreadEntry{MessageID: r.ID, Redacted: true})
+			out[i].entry = &ThreadEntry{MessageID: r.ID, Message: &d}
+		} else if v.ancestors[r.ID] {
+			out[i].entry = &ThreadEntry{MessageID: r.ID, Redacted: true}
 		}
 	}
-	return out, nil
+	return out, more, nil
 }

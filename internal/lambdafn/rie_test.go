@@ -177,8 +177,10 @@ var rieClient = &http.Client{Timeout: 30 * time.Second}
 // its response, failing the test on anything but a well-formed response.
 func (e *emulator) invoke(t *testing.T, method, path string, headers map[string]string, body string) events.APIGatewayV2HTTPResponse {
 	t.Helper()
+	// A query string travels apart from the path, as API Gateway sends it.
+	path, query, _ := strings.Cut(path, "?")
 	ev := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: method + " " + path, RawPath: path, Headers: headers, Body: body,
+		Version: "2.0", RouteKey: method + " " + path, RawPath: path, RawQueryString: query, Headers: headers, Body: body,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey: method + " " + path, AccountID: "123456789012", Stage: "$default",
 			RequestID: fmt.Sprintf("rie-%d", time.Now().UnixNano()), APIID: "rietest",

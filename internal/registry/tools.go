@@ -57,6 +57,7 @@ func declare(r *Registry) []*Tool {
 	tools = append(tools, directoryAndRoomTools()...)
 	tools = append(tools, messageTools()...)
 	tools = append(tools, inboxTools()...)
+	tools = append(tools, requestAndFileTools()...)
 	tools = append(tools, spaceAndMemoryTools()...)
 	return tools
 }
