@@ -135,7 +135,7 @@ func TestRequestRespond(t *testing.T) {
 		}
 		// The author gets attention for the reply (reason 8).
 		inbox, err := r.h.InboxList(r.ctx, r.crA, hub.InboxListInput{})
-		if err != nil || len(inbox.Rows) != 1 || inbox.Rows[0].MessageID != reply.MessageID || inbox.Rows[0].Reasons&hub.ReasonReply == 0 {
+		if err != nil || len(inbox.Rows) != 1 || inbox.Rows[0].Message == nil || inbox.Rows[0].Message.MessageID != reply.MessageID || inbox.Rows[0].Reasons&hub.ReasonReply == 0 {
 			t.Errorf("alice's inbox = %+v, %v; want the reply with reason 8", inbox, err)
 		}
 

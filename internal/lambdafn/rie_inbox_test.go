@@ -59,14 +59,16 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	res := list.invoke(t, "POST", "/v1/inbox/list", headers, `{}`)
 	var page struct {
 		Rows []struct {
-			InboxSeq  string `json:"inbox_seq"`
-			MessageID string `json:"message_id"`
+			InboxSeq string `json:"inbox_seq"`
+			Message  struct {
+				MessageID string `json:"message_id"`
+			} `json:"message"`
 		} `json:"rows"`
 		ResumeCursor string                `json:"resume_cursor"`
 		Attention    *hub.AttentionSummary `json:"attention"`
 	}
 	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &page) != nil || len(page.Rows) != 1 ||
-		page.Rows[0].MessageID != sent.MessageID || page.Attention == nil || page.Attention.UnreadCount != 1 {
+		page.Rows[0].Message.MessageID != sent.MessageID || page.Attention == nil || page.Attention.UnreadCount != 1 {
 		t.Fatalf("inbox_list function: got %d %s, want the DM with attention.unread_count 1", res.StatusCode, res.Body)
 	}
 
