@@ -68,17 +68,39 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 func (h *Hub) OpenSession(ctx context.Context, bearer, transport string) (string, error) {
 	now := h.clock()
 	s := &sessionRecord{ID: newSessionID(), Transport: transport, CreatedAt: now, LastSeenAt: now}
-	if bearer != "" {
-		c, _, err := h.begin(ctx, Credentials{Bearer: bearer}, sessionOptional, nil)
+	if bearer == "" {
+		if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}); err != nil {
+			return "", storageErr(err)
+		}
+		return s.ID, nil
+	}
+	// A bound session joins the agent's session index (the quota); a
+	// concurrent registration moved the index: read it again.
+	return retry(ctx, func() (string, error) {
+		var b batch
+		var idx slot
+		c, items, err := h.begin(ctx, Credentials{Bearer: bearer}, sessionOptional, func(agent string) []store.Key {
+			idx = h.limits.sessionSlot(agent, &b)
+			return b.keys
+		})
 		if err != nil {
 			return "", err
 		}
 		s.AgentID, s.BoxID = c.AgentID, c.BoxID
-	}
-	if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}); err != nil {
-		return "", storageErr(err)
-	}
-	return s.ID, nil
+		cl := &call{Caller: c, h: h, keys: b.keys, items: items}
+		reg, err := h.limits.registerSession(c.AgentID, s.ID, cl.item(idx))
+		if err != nil {
+			return "", err
+		}
+		ops := append([]store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}, reg...)
+		if err := h.st.Write(ctx, ops); err != nil {
+			if _, ok := store.ConditionFailed(err); ok {
+				return "", errContended
+			}
+			return "", storageErr(err)
+		}
+		return s.ID, nil
+	})
 }
 
 // CheckSession reports whether id names a live session that the presented
