@@ -28,7 +28,7 @@ func (f *fixture) limited(cfg limits.Config) *fixture {
 // burstOutcome is what W goroutines of one agent got.
 type burstOutcome struct {
 	applied, limited, busy, quota atomic.Int64
-	ids                    sync.Map
+	ids                           sync.Map
 }
 
 // createBurst runs w goroutines creating spaces as cr with unique operation
