@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/server"
@@ -79,6 +80,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", server.DefaultAddr, "TCP listen address; keep it on loopback unless TLS terminates in front")
 	data := fs.String("data", admincli.DefaultDataDir, "data directory: database and admin socket (created 0700)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	lim := limits.Default()
+	limits.RegisterFlags(fs, &lim)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -95,7 +98,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := reqlog.NewLogger(stderr, lvl)
-	if err := server.Run(ctx, server.Config{Addr: *addr, DataDir: *data, Logger: log}, stdout); err != nil {
+	if err := server.Run(ctx, server.Config{Addr: *addr, DataDir: *data, Logger: log, Limits: &lim}, stdout); err != nil {
 		log.Error("agentbox serve failed", "err", err)
 		return 1
 	}

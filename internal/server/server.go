@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -74,6 +75,9 @@ type Config struct {
 	// LockTimeout bounds the wait for the store's file lock (default
 	// DefaultLockTimeout); past it Start fails with bolt.ErrLocked.
 	LockTimeout time.Duration
+	// Limits are the rate limits and quotas (default limits.Default();
+	// each figure 0 turns it off).
+	Limits *limits.Config
 }
 
 // Server is a running local service.
@@ -125,6 +129,9 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("server: create data directory: %w", err)
 	}
+	if err := checkDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	s.store, err = bolt.Open(filepath.Join(cfg.DataDir, admincli.DBName), bolt.Options{Timeout: cfg.LockTimeout})
 	if errors.Is(err, bolt.ErrLocked) {
 		return nil, fmt.Errorf("server: %w (is another 'agentbox serve' using %s?)", err, cfg.DataDir)
@@ -133,7 +140,12 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("server: open store: %w", err)
 	}
 
-	h := hub.New(s.store, hub.Options{Logger: s.log})
+	lim := cfg.Limits
+	if lim == nil {
+		d := limits.Default()
+		lim = &d
+	}
+	h := hub.New(s.store, hub.Options{Logger: s.log, Limits: lim})
 	reg := registry.New()
 
 	s.apiLn, err = net.Listen("tcp", cfg.Addr)
@@ -180,6 +192,27 @@ func Start(cfg Config) (_ *Server, err error) {
 	}()
 	s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "data", cfg.DataDir)
 	return s, nil
+}
+
+// checkDataDir refuses a data directory others may write to: whoever can
+// write there can replace the admin socket (owner rights over every box)
+// or the database. MkdirAll leaves an existing directory's mode as it is,
+// so a directory made 0777 by someone else would otherwise be served from.
+// Refusing, rather than changing the mode, leaves a directory another
+// user may share untouched and makes the operator decide.
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("server: data directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("server: data directory %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("server: data directory %s is writable by group or others (mode %#o); run 'chmod 700 %s' and start again",
+			dir, perm, dir)
+	}
+	return nil
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {
