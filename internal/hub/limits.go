@@ -265,6 +265,16 @@ func (s sharded) take(keys []store.Key, items []*store.Item, now int64) (*guarde
 		onFail: contended}, 0
 }
 
+// opsOf strips the answers from guarded ops, for the writes (a session's)
+// that commit outside the mutation runner.
+func opsOf(gs []guardedOp) []store.Op {
+	out := make([]store.Op, len(gs))
+	for i, g := range gs {
+		out[i] = g.op
+	}
+	return out
+}
+
 // rateLimited is RATE_LIMITED with the wait rounded up to seconds.
 func rateLimited(wait time.Duration) error {
 	e := apperr.New(apperr.RateLimited, "Too many calls in a short time; nothing was done.")

@@ -385,3 +385,19 @@ func TestSpaceQuota(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionOpeningIsAWrite: agent_prime and a bound OpenSession (MCP
+// initialize with a key) write a session, so they spend the write limit.
+func TestSessionOpeningIsAWrite(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad).limited(limits.Config{AgentMutations: limits.Rate{PerSecond: 0.5, Burst: 2}})
+		f.prime(f.a)
+		if _, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp"); err != nil {
+			t.Fatalf("OpenSession within the burst: %v", err)
+		}
+		_, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp")
+		wantCode(t, "OpenSession past the burst", err, apperr.RateLimited)
+		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
+		wantCode(t, "Prime past the burst", err, apperr.RateLimited)
+	})
+}

@@ -94,9 +94,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		}
 		ops = append(ops, reg...)
 	}
-	for _, g := range rateOps {
-		ops = append(ops, g.op)
-	}
+	ops = append(ops, opsOf(rateOps)...)
 	if err := h.st.Write(ctx, ops); err != nil {
 		if _, ok := store.ConditionFailed(err); ok {
 			return nil, errContended

@@ -74,25 +74,30 @@ func (h *Hub) OpenSession(ctx context.Context, bearer, transport string) (string
 		}
 		return s.ID, nil
 	}
-	// A bound session joins the agent's session index (the quota); a
-	// concurrent registration moved the index: read it again.
+	// A bound session is a write of its agent (the rate limit) and joins
+	// its session index (the quota); a concurrent registration moved the
+	// index or a bucket: read again.
 	return retry(ctx, func() (string, error) {
-		var b batch
 		var idx slot
-		c, items, err := h.begin(ctx, Credentials{Bearer: bearer}, sessionOptional, func(agent string) []store.Key {
-			idx = h.limits.sessionSlot(agent, &b)
-			return b.keys
+		var rr *rateRead
+		c, err := h.start(ctx, Credentials{Bearer: bearer}, sessionOptional, func(agent string, b *batch) {
+			rr = h.limits.declare(agent, b)
+			idx = h.limits.sessionSlot(agent, b)
 		})
 		if err != nil {
 			return "", err
 		}
+		rateOps, err := h.admit(ctx, c, rr)
+		if err != nil {
+			return "", err
+		}
 		s.AgentID, s.BoxID = c.AgentID, c.BoxID
-		cl := &call{Caller: c, h: h, keys: b.keys, items: items}
-		reg, err := h.limits.registerSession(c.AgentID, s.ID, cl.item(idx))
+		reg, err := h.limits.registerSession(c.AgentID, s.ID, c.item(idx))
 		if err != nil {
 			return "", err
 		}
 		ops := append([]store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}, reg...)
+		ops = append(ops, opsOf(rateOps)...)
 		if err := h.st.Write(ctx, ops); err != nil {
 			if _, ok := store.ConditionFailed(err); ok {
 				return "", errContended

@@ -3,6 +3,7 @@ package limits_test
 import (
 	"flag"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,30 @@ func TestLocalChargeBlocks(t *testing.T) {
 	}
 	if blocked, _ := l.Blocked("ip", now.Add(10*time.Second)); blocked {
 		t.Errorf("still blocked 10s after failures stopped: debt must be bounded")
+	}
+}
+
+// TestREADMEListsSettings: the README's table of limits names every
+// setting with its flag, variable, parameter and default, so the two
+// cannot drift apart.
+func TestREADMEListsSettings(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for _, s := range limits.Settings() {
+		want := []string{"`--" + s.Flag + "`", "`" + s.Env + "`", "`" + s.Param + "`", "`" + s.Default + "`"}
+		found := false
+		for _, l := range lines {
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(l, w)
+			}
+			found = found || ok
+		}
+		if !found {
+			t.Errorf("README has no table row with %v", want)
+		}
 	}
 }
