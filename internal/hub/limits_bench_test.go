@@ -1,8 +1,6 @@
 package hub_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -23,33 +21,8 @@ func BenchmarkCheckpointSaveLimiter(b *testing.B) {
 			cfg  *limits.Config
 		}{{"off", nil}, {"on", &on}} {
 			b.Run(ad.Name+"/"+mode.name, func(b *testing.B) {
-				ctx := context.Background()
-				h := hub.New(ad.Open(b, nil), hub.Options{Limits: mode.cfg})
-				box, err := h.Admin().CreateBox(ctx, "bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "bencher", "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
-				if err != nil {
-					b.Fatalf("Prime: %v", err)
-				}
-				cr := hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID}
-				rev, i := hub.Revision(0), 0
-				for b.Loop() {
-					i++
-					res, err := h.CheckpointSave(ctx, cr, hub.CheckpointSaveInput{
-						Mutation:         hub.Mutation{IdempotencyKey: fmt.Sprintf("bench-%d", i)},
-						ExpectedRevision: rev, BodyMD: "checkpoint body",
-					})
-					if err != nil {
-						b.Fatalf("CheckpointSave: %v", err)
-					}
-					rev = res.Checkpoint.Revision
-				}
+				h, ag := benchFixtureOpts(b, ad, hub.Options{Limits: mode.cfg})
+				benchSaves(b, h, ag)
 			})
 		}
 	}
