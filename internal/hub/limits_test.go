@@ -401,3 +401,36 @@ func TestSessionOpeningIsAWrite(t *testing.T) {
 		wantCode(t, "Prime past the burst", err, apperr.RateLimited)
 	})
 }
+
+// TestRateOpsFitTheWrite: a room message whose fan-out fills the first
+// write still fits when the limiter adds its items, at every fan-out size
+// around the boundary between one write and an intent.
+func TestRateOpsFitTheWrite(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		huge := limits.Rate{PerSecond: 1e6, Burst: 1e6}
+		lf := f.limited(limits.Config{AgentMutations: huge, BoxMutations: huge})
+		room := f.mustRoom("crowd", "brief")
+		f.mustAdd(room.RoomID, f.a)
+		cr := lf.prime(f.a)
+		for i := range 52 {
+			ag := f.mustAgent(f.box, fmt.Sprint("m", i))
+			m := f.mustAdd(room.RoomID, ag)
+			if _, err := follow(f, f.prime(ag), "all", room.RoomID, m.FollowRevision, hub.FollowAll); err != nil {
+				t.Fatalf("follow %d: %v", i, err)
+			}
+			if i < 38 {
+				continue
+			}
+			out, err := lf.h.MessageSend(f.ctx, cr, hub.MessageSendInput{
+				Mutation:    hub.Mutation{IdempotencyKey: fmt.Sprint("crowd-", i)},
+				Destination: hub.Destination{Kind: "room", RoomID: room.RoomID}, BodyMD: "hello"})
+			if err != nil {
+				t.Fatalf("send to %d followers: %v", i+1, err)
+			}
+			if out.AttentionCount != i+1 {
+				t.Fatalf("send to %d followers: attention_count %d", i+1, out.AttentionCount)
+			}
+		}
+	})
+}
