@@ -17,7 +17,7 @@ import (
 // TestRateLimitSharedByInstances: two instances of checkpoint_save (two
 // emulator processes on one table) and the agent_prime and MCP functions
 // share one agent's write limit, configured through the functions'
-// environment: the fourth write of a burst of four is refused wherever it
+// environment: the fifth write after a burst of four is refused wherever it
 // lands, as REST 429 with Retry-After and as an MCP isError envelope.
 func TestRateLimitSharedByInstances(t *testing.T) {
 	rie := findRIE(t)
@@ -47,7 +47,18 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	mcp := startEmulator(t, rie, lambdafn.MCPFunction, mcpBin, append(functionEnv(table, endpoint, lambdafn.MCPFunction), limit))
 
 	bearer := "Bearer " + alice.BoxKey
-	res := primeFn.invoke(t, "POST", "/v1/agent/prime", map[string]string{"authorization": bearer}, "")
+	// MCP initialize with a key opens a bound session: the first write.
+	mcpHeaders := map[string]string{"authorization": bearer, "content-type": "application/json",
+		"accept": "application/json, text/event-stream"}
+	res := mcp.invoke(t, "POST", lambdafn.MCPPath, mcpHeaders,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rie-test","version":"1"}}}`)
+	sid := header(res, "Mcp-Session-Id")
+	if res.StatusCode != 200 || sid == "" {
+		t.Fatalf("MCP initialize: got %d %s, want 200 with a session", res.StatusCode, res.Body)
+	}
+	mcpHeaders["mcp-session-id"] = sid
+	mcpHeaders["mcp-protocol-version"] = "2025-06-18"
+	res = primeFn.invoke(t, "POST", "/v1/agent/prime", map[string]string{"authorization": bearer}, "")
 	var prime struct {
 		SessionID string `json:"session_id"`
 		Limits    struct {
@@ -62,8 +73,9 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	}
 	headers := map[string]string{"authorization": bearer, "agentbox-session": prime.SessionID, "content-type": "application/json"}
 
-	// Prime took one write; three saves alternate between the instances.
-	for i := range 3 {
+	// initialize and prime took two writes; two saves alternate between
+	// the instances.
+	for i := range 2 {
 		body := fmt.Sprintf(`{"expected_revision":"%d","idempotency_key":"rl-%d","body_md":"save %d"}`, i, i, i)
 		res := instances[i%2].invoke(t, "PUT", "/v1/checkpoint", headers, body)
 		if res.StatusCode != 200 {
@@ -71,7 +83,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 		}
 	}
 	for i, inst := range instances {
-		res := inst.invoke(t, "PUT", "/v1/checkpoint", headers, `{"expected_revision":"3","idempotency_key":"rl-3","body_md":"one too many"}`)
+		res := inst.invoke(t, "PUT", "/v1/checkpoint", headers, `{"expected_revision":"2","idempotency_key":"rl-2","body_md":"one too many"}`)
 		var env struct {
 			Error struct {
 				Code       string `json:"code"`
@@ -85,17 +97,6 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 		}
 	}
 
-	// The MCP function shares it too: priming there is a write.
-	mcpHeaders := map[string]string{"authorization": bearer, "content-type": "application/json",
-		"accept": "application/json, text/event-stream"}
-	res = mcp.invoke(t, "POST", lambdafn.MCPPath, mcpHeaders,
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rie-test","version":"1"}}}`)
-	sid := header(res, "Mcp-Session-Id")
-	if res.StatusCode != 200 || sid == "" {
-		t.Fatalf("MCP initialize: got %d %s, want 200 with a session", res.StatusCode, res.Body)
-	}
-	mcpHeaders["mcp-session-id"] = sid
-	mcpHeaders["mcp-protocol-version"] = "2025-06-18"
 	var call struct {
 		Result struct {
 			IsError           bool `json:"isError"`
@@ -107,6 +108,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
+	// The MCP function shares the limit: priming there is a write.
 	rpc(t, mcp, mcpHeaders, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_prime","arguments":{}}}`, &call)
 	if !call.Result.IsError || call.Result.StructuredContent.Error.Code != "RATE_LIMITED" || call.Result.StructuredContent.Error.RetryAfter < 1 {
 		t.Errorf("MCP agent_prime past the shared limit: %+v, want isError with RATE_LIMITED and retry_after_seconds", call.Result)
@@ -116,7 +118,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckpointGet: %v", err)
 	}
-	if got.Checkpoint.Revision != 3 {
-		t.Errorf("checkpoint at revision %d, want 3: a refused write changed it", got.Checkpoint.Revision)
+	if got.Checkpoint.Revision != 2 {
+		t.Errorf("checkpoint at revision %d, want 2: a refused write changed it", got.Checkpoint.Revision)
 	}
 }
