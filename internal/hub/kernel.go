@@ -23,8 +23,9 @@ package hub
 //	     └──────────────────────────────┘
 //
 // A mutation's plan is committed in one atomic write together with its
-// idempotency record (compact receipt, at most maxReceiptBytes) and the auth
-// checks (the presented keys still exist, the profile is still the one the
+// idempotency record (compact receipt, at most maxReceiptBytes), the write
+// limiter's bucket shards (limits.go; read as slots of the same batch) and
+// the auth checks (the presented keys still exist, the profile is still the one the
 // session observed). Work too big for one write continues as an intent
 // (intent.go). A write that fails only on contention — a sequence counter
 // another writer moved, an engine transaction conflict — runs the whole call

@@ -32,11 +32,9 @@ type burstOutcome struct {
 }
 
 // createBurst runs w goroutines creating spaces as cr with unique operation
-// keys, n calls each, while the clock advances step per call made; it
-// returns the outcome and the fake time that elapsed.
-func createBurst(t *testing.T, f *fixture, cr hub.Credentials, tag string, w, n int, step time.Duration) (*burstOutcome, time.Duration) {
+// keys, n calls each, while the clock advances step per call made.
+func createBurst(t *testing.T, f *fixture, cr hub.Credentials, tag string, w, n int, step time.Duration) *burstOutcome {
 	t.Helper()
-	start := f.clock.Now()
 	var out burstOutcome
 	var wg sync.WaitGroup
 	for g := range w {
@@ -67,7 +65,7 @@ func createBurst(t *testing.T, f *fixture, cr hub.Credentials, tag string, w, n 
 		})
 	}
 	wg.Wait()
-	return &out, f.clock.Now().Sub(start)
+	return &out
 }
 
 func isCode(err error, code apperr.Code) bool {
@@ -106,12 +104,12 @@ func TestAgentWriteLimitUnderConcurrency(t *testing.T) {
 
 		const w, n = 8, 6
 		var out1, out2 *burstOutcome
-		var el1, el2 time.Duration
+		start := f.clock.Now() // the prime was admitted at this instant
 		var wg sync.WaitGroup
-		wg.Go(func() { out1, el1 = createBurst(t, one, cr, "one", w/2, n, 20*time.Millisecond) })
-		wg.Go(func() { out2, el2 = createBurst(t, two, cr, "two", w/2, n, 20*time.Millisecond) })
+		wg.Go(func() { out1 = createBurst(t, one, cr, "one", w/2, n, 20*time.Millisecond) })
+		wg.Go(func() { out2 = createBurst(t, two, cr, "two", w/2, n, 20*time.Millisecond) })
 		wg.Wait()
-		elapsed := max(el1, el2)
+		elapsed := f.clock.Now().Sub(start)
 
 		applied := out1.applied.Load() + out2.applied.Load()
 		limited := out1.limited.Load() + out2.limited.Load()
@@ -168,7 +166,7 @@ func TestAgentsDoNotLimitEachOther(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad).limited(limits.Config{AgentMutations: limits.Rate{PerSecond: 1, Burst: 4}})
 		ca, cb := f.prime(f.a), f.prime(f.b)
-		out, _ := createBurst(t, f, ca, "a", 4, 3, 0)
+		out := createBurst(t, f, ca, "a", 4, 3, 0)
 		if out.limited.Load() == 0 {
 			t.Fatalf("agent a was never limited (%d applied)", out.applied.Load())
 		}
@@ -195,7 +193,7 @@ func TestBoxCeiling(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, cr := range creds {
 			wg.Go(func() {
-				out, _ := createBurst(t, lf, cr, fmt.Sprint("box", i), 3, 4, 10*time.Millisecond)
+				out := createBurst(t, lf, cr, fmt.Sprint("box", i), 3, 4, 10*time.Millisecond)
 				applied.Add(out.applied.Load())
 			})
 		}
@@ -371,7 +369,7 @@ func TestSpaceQuota(t *testing.T) {
 		f := newFixture(t, ad).limited(limits.Config{SpacesPerAgent: 3})
 		cr := f.prime(f.a)
 		before := spacesIn(t, f, f.box)
-		out, _ := createBurst(t, f, cr, "q", 5, 1, 0)
+		out := createBurst(t, f, cr, "q", 5, 1, 0)
 		if got := spacesIn(t, f, f.box) - before; got != 3 || out.applied.Load() != 3 {
 			t.Fatalf("%d spaces stored, %d told success, want 3 and 3", got, out.applied.Load())
 		}
