@@ -27,7 +27,9 @@ package hub
 //     burst + rate·T, whatever the concurrency and the number of instances
 //     (clocks of instances assumed in sync; a skew of d admits at most
 //     rate·d more). The box ceiling reads only two of its shards, so it may
-//     refuse while unread shards still have room (never admit more).
+//     refuse while unread shards still have room (never admit more); each
+//     shard holds at least boxShardBurst calls, so that needs both probes
+//     drained, which random picks make likely only when most shards are.
 //
 //   - Every call (reads included) is also limited per agent and per box by
 //     a per-instance bucket in memory: a read never becomes a write. With N
@@ -64,11 +66,15 @@ import (
 
 // Shards of the store-kept buckets: an agent's parallel calls spread over
 // agentShards items (all read), a box's agents over boxShards (boxProbes
-// of them read per call).
+// of them read per call). A probed shard holds at least boxShardBurst
+// calls of burst, so that two drained probes mean a mostly drained bucket
+// rather than bad luck (a smaller box burst gets fewer shards, down to one
+// read whole).
 const (
-	agentShards = 4
-	boxShards   = 8
-	boxProbes   = 2
+	agentShards   = 4
+	boxShards     = 8
+	boxProbes     = 2
+	boxShardBurst = 8
 )
 
 // limiter is a Hub's rate limits and quotas.
@@ -91,8 +97,8 @@ func newLimiter(cfg *limits.Config) *limiter {
 		return l
 	}
 	l.cfg = *cfg
-	l.agentM = newSharded(cfg.AgentMutations, "a", agentShards, agentShards)
-	l.boxM = newSharded(cfg.BoxMutations, "b", boxShards, boxProbes)
+	l.agentM = newSharded(cfg.AgentMutations, "a", min(agentShards, cfg.AgentMutations.Burst), agentShards)
+	l.boxM = newSharded(cfg.BoxMutations, "b", min(boxShards, cfg.BoxMutations.Burst/boxShardBurst), boxProbes)
 	l.agentC, l.boxC = limits.NewLocal(cfg.AgentCalls), limits.NewLocal(cfg.BoxCalls)
 	l.sessionsPerAgt, l.spacesPerAgt = cfg.SessionsPerAgent, cfg.SpacesPerAgent
 	return l
@@ -107,11 +113,13 @@ type sharded struct {
 	probes int
 }
 
+// newSharded splits r over shards items (at least one), probes of which
+// a call reads.
 func newSharded(r limits.Rate, kind string, shards, probes int) sharded {
 	if !r.On() {
 		return sharded{}
 	}
-	shards = min(shards, r.Burst)
+	shards = max(shards, 1)
 	return sharded{on: true, g: limits.NewGCRA(r, shards), kind: kind, shards: shards, probes: min(probes, shards)}
 }
 

@@ -179,40 +179,53 @@ func TestAgentsDoNotLimitEachOther(t *testing.T) {
 }
 
 // TestBoxCeiling: the agents of one box together stay within the box's
-// write rate; another box is not affected.
+// write rate, with its shards read whole and probed; another box is not
+// affected.
 func TestBoxCeiling(t *testing.T) {
+	cases := []struct {
+		name  string
+		rate  limits.Rate
+		calls int // per goroutine; three agents run three goroutines each
+	}{
+		{"shards read whole", limits.Rate{PerSecond: 2, Burst: 16}, 4},
+		{"shards probed", limits.Rate{PerSecond: 1, Burst: 64}, 10},
+	}
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		rate := limits.Rate{PerSecond: 2, Burst: 6}
-		lf := f.limited(limits.Config{BoxMutations: rate})
-		c := f.mustAgent(f.box, "carol")
-		creds := []hub.Credentials{lf.prime(f.a), lf.prime(f.b), lf.prime(c)}
-		before := spacesIn(t, f, f.box)
-		start := f.clock.Now()
-		var applied atomic.Int64
-		var wg sync.WaitGroup
-		for i, cr := range creds {
-			wg.Go(func() {
-				out := createBurst(t, lf, cr, fmt.Sprint("box", i), 3, 4, 10*time.Millisecond)
-				applied.Add(out.applied.Load())
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newFixture(t, ad)
+				lf := f.limited(limits.Config{BoxMutations: tc.rate})
+				c := f.mustAgent(f.box, "carol")
+				creds := []hub.Credentials{lf.prime(f.a), lf.prime(f.b), lf.prime(c)}
+				before := spacesIn(t, f, f.box)
+				start := f.clock.Now() // the primes were admitted at this instant
+				var applied atomic.Int64
+				var wg sync.WaitGroup
+				for i, cr := range creds {
+					wg.Go(func() {
+						out := createBurst(t, lf, cr, fmt.Sprint("box", i), 3, tc.calls, 10*time.Millisecond)
+						applied.Add(out.applied.Load())
+					})
+				}
+				wg.Wait()
+				elapsed := f.clock.Now().Sub(start)
+				stored := spacesIn(t, f, f.box) - before
+				if int64(stored) != applied.Load() {
+					t.Errorf("%d spaces stored, %d calls told success", stored, applied.Load())
+				}
+				// Three primes were writes of this box too.
+				if max := bound(tc.rate, elapsed); stored+3 > max {
+					t.Errorf("box applied %d writes (+3 primes) over %v, want at most %d", stored, elapsed, max)
+				}
+				if stored >= 3*3*tc.calls {
+					t.Errorf("every call applied (%d): the box ceiling never bit", stored)
+				}
+				t.Logf("%d applied of %d over %v", stored, 3*3*tc.calls, elapsed)
+				other := lf.prime(f.other)
+				if _, err := createSpace(lf, other, "public", "elsewhere", "other-1"); err != nil {
+					t.Errorf("another box's agent after this box's ceiling: %v", err)
+				}
 			})
-		}
-		wg.Wait()
-		elapsed := f.clock.Now().Sub(start)
-		stored := spacesIn(t, f, f.box) - before
-		if int64(stored) != applied.Load() {
-			t.Errorf("%d spaces stored, %d calls told success", stored, applied.Load())
-		}
-		// Three primes were writes of this box too.
-		if max := bound(rate, elapsed); stored+3 > max {
-			t.Errorf("box applied %d writes (+3 primes) over %v, want at most %d", stored, elapsed, max)
-		}
-		if stored >= 3*3*4 {
-			t.Errorf("every call applied (%d): the box ceiling never bit", stored)
-		}
-		other := lf.prime(f.other)
-		if _, err := createSpace(lf, other, "public", "elsewhere", "other-1"); err != nil {
-			t.Errorf("another box's agent after this box's ceiling: %v", err)
 		}
 	})
 }
