@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/server"
@@ -91,6 +92,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	endpoint := fs.String("endpoint", "", "DynamoDB endpoint URL of a local engine (moto, DynamoDB Local); with --table")
 	region := fs.String("region", "", "AWS region of the table (default: AWS_REGION or the shared config); with --table")
 	createTable := fs.Bool("create-table", false, "create the table if it does not exist; with --table and --endpoint only (a deployed stack's table belongs to its template)")
+	lim := limits.Default()
+	limits.RegisterFlags(fs, &lim)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -108,7 +111,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := reqlog.NewLogger(stderr, lvl)
 	cfg := server.Config{Addr: *addr, DataDir: *data, Logger: log,
-		Table: *table, Endpoint: *endpoint, Region: *region, CreateTable: *createTable}
+		Table: *table, Endpoint: *endpoint, Region: *region, CreateTable: *createTable, Limits: &lim}
 	if err := server.Run(ctx, cfg, stdout); err != nil {
 		log.Error("agentbox serve failed", "err", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -31,6 +32,11 @@ type Options struct {
 	// IdempotencyTTL is how long a mutation ID is remembered (default 30
 	// days, seed 002's scope; seed 000 names none, so both use it).
 	IdempotencyTTL time.Duration
+	// Limits are the rate limits and quotas to enforce (limits.go). nil
+	// enforces none, which tests and benchmarks rely on; the entry points
+	// (agentbox serve, the Lambda functions) pass limits.Default() or what
+	// their flags and environment say.
+	Limits *limits.Config
 }
 
 // Hub is the domain service. It is safe for concurrent use and holds no
@@ -41,6 +47,7 @@ type Hub struct {
 	log    *slog.Logger
 	idle   time.Duration
 	idemTT time.Duration
+	limits *limiter
 	// cursorKey caches the deployment's cursor secret once read.
 	cursorKey atomic.Pointer[[]byte]
 	// waiters wakes inbox_list calls waiting in this process (inbox.go).
@@ -49,7 +56,8 @@ type Hub struct {
 
 // New returns a Hub over st.
 func New(st store.Store, opts Options) *Hub {
-	h := &Hub{st: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL}
+	h := &Hub{st: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
+		limits: newLimiter(opts.Limits)}
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -23,8 +23,9 @@ package hub
 //	     └──────────────────────────────┘
 //
 // A mutation's plan is committed in one atomic write together with its
-// idempotency record (compact receipt, at most maxReceiptBytes) and the auth
-// checks (the presented keys still exist, the profile is still the one the
+// idempotency record (compact receipt, at most maxReceiptBytes), the write
+// limiter's bucket shards (limits.go; read as slots of the same batch) and
+// the auth checks (the presented keys still exist, the profile is still the one the
 // session observed). Work too big for one write continues as an intent
 // (intent.go). A write that fails only on contention — a sequence counter
 // another writer moved, an engine transaction conflict — runs the whole call
@@ -59,6 +60,9 @@ type call struct {
 	h     *Hub
 	keys  []store.Key
 	items []*store.Item
+	// rateOps count a write-limited call (limits.go); commit appends them
+	// last, so a tool's own failed condition answers first.
+	rateOps []guardedOp
 }
 
 // item returns what the batch read at s (nil when absent).
@@ -84,6 +88,9 @@ func (h *Hub) start(ctx context.Context, cr Credentials, mode sessionMode, r rea
 	}
 	c, items, err := h.begin(ctx, cr, mode, extra)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.callAllowed(c); err != nil {
 		return nil, err
 	}
 	return &call{Caller: c, h: h, keys: b.keys, items: items}, nil
@@ -189,10 +196,12 @@ func mutate[Out any, P interface {
 }](ctx context.Context, h *Hub, cr Credentials, m mutation, r reads, fn func(c *call) (P, *plan, error)) (P, error) {
 	return retry(ctx, func() (P, error) {
 		var idem slot
+		var rr *rateRead
 		c, err := h.start(ctx, cr, sessionPrimed, func(agent string, b *batch) {
 			if m.key != "" {
 				idem = b.add(m.recordKey(agent))
 			}
+			rr = h.limits.declare(agent, b)
 			if r != nil {
 				r(agent, b)
 			}
@@ -204,6 +213,9 @@ func mutate[Out any, P interface {
 			if out, done, err := replay[Out, P](ctx, h, m, c.item(idem)); done {
 				return out, err
 			}
+		}
+		if c.rateOps, err = h.admit(ctx, c, rr); err != nil {
+			return nil, err
 		}
 		stale := c.Session.ProfileVersion != c.ProfileVersion
 		out, p, err := fn(c)
@@ -264,7 +276,7 @@ func commit[Out any, P interface {
 		h.touch(ctx, c.Caller)
 		return out, nil
 	}
-	all := make([]guardedOp, 0, len(p.ops)+5)
+	all := make([]guardedOp, 0, len(p.ops)+5+len(c.rateOps))
 	idemAt := -1
 	if m.key != "" {
 		receipt := p.receipt
@@ -294,6 +306,7 @@ func commit[Out any, P interface {
 		all = append(all, guardedOp{op: store.Put(p.intent.item(), store.Absent)})
 	}
 	all = append(all, authChecks(c.Caller)...)
+	all = append(all, c.rateOps...)
 
 	if err := h.write(ctx, all, idemAt); err != nil {
 		if errors.Is(err, errDuplicate) {

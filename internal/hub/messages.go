@@ -518,7 +518,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 
 	// Small fan-outs commit with the message; the DM's one recipient was
 	// read with authentication.
-	room := store.MaxWriteItems - len(p.ops) - 2 - len(c.keyIDs) - 1
+	room := store.MaxWriteItems - len(p.ops) - 2 - len(c.keyIDs) - 1 - len(c.rateOps)
 	switch {
 	case len(to) == 0:
 	case s.st.kind == KindDM:

@@ -45,10 +45,18 @@ func (h *Hub) Prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 }
 
 func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeOutput, error) {
-	var cp slot
+	var cp, sessions slot
+	var rr *rateRead
 	c, err := h.start(ctx, cr, sessionOptional, func(agent string, b *batch) {
 		cp = b.add(checkpointKey(agent))
+		// Priming writes the session: it counts as a write.
+		rr = h.limits.declare(agent, b)
+		sessions = h.limits.sessionSlot(agent, b)
 	})
+	if err != nil {
+		return nil, err
+	}
+	rateOps, err := h.admit(ctx, c, rr)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +83,18 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	}
 	s.AgentID, s.BoxID = c.AgentID, c.BoxID
 	s.Primed, s.ProfileVersion, s.LastSeenAt = true, c.ProfileVersion, c.Now
-	if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(&s, next), op)}); err != nil {
+	ops := []store.Op{store.Put(h.sessionItem(&s, next), op)}
+	if c.Session == nil || c.Session.AgentID == "" {
+		// A session new to this agent joins its index; beyond the cap the
+		// oldest ends in the same write.
+		reg, err := h.limits.registerSession(c.AgentID, s.ID, c.item(sessions))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, reg...)
+	}
+	ops = append(ops, opsOf(rateOps)...)
+	if err := h.st.Write(ctx, ops); err != nil {
 		if _, ok := store.ConditionFailed(err); ok {
 			return nil, errContended
 		}

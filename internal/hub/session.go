@@ -68,17 +68,44 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 func (h *Hub) OpenSession(ctx context.Context, bearer, transport string) (string, error) {
 	now := h.clock()
 	s := &sessionRecord{ID: newSessionID(), Transport: transport, CreatedAt: now, LastSeenAt: now}
-	if bearer != "" {
-		c, _, err := h.begin(ctx, Credentials{Bearer: bearer}, sessionOptional, nil)
+	if bearer == "" {
+		if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}); err != nil {
+			return "", storageErr(err)
+		}
+		return s.ID, nil
+	}
+	// A bound session is a write of its agent (the rate limit) and joins
+	// its session index (the quota); a concurrent registration moved the
+	// index or a bucket: read again.
+	return retry(ctx, func() (string, error) {
+		var idx slot
+		var rr *rateRead
+		c, err := h.start(ctx, Credentials{Bearer: bearer}, sessionOptional, func(agent string, b *batch) {
+			rr = h.limits.declare(agent, b)
+			idx = h.limits.sessionSlot(agent, b)
+		})
+		if err != nil {
+			return "", err
+		}
+		rateOps, err := h.admit(ctx, c, rr)
 		if err != nil {
 			return "", err
 		}
 		s.AgentID, s.BoxID = c.AgentID, c.BoxID
-	}
-	if err := h.st.Write(ctx, []store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}); err != nil {
-		return "", storageErr(err)
-	}
-	return s.ID, nil
+		reg, err := h.limits.registerSession(c.AgentID, s.ID, c.item(idx))
+		if err != nil {
+			return "", err
+		}
+		ops := append([]store.Op{store.Put(h.sessionItem(s, 1), store.Absent)}, reg...)
+		ops = append(ops, opsOf(rateOps)...)
+		if err := h.st.Write(ctx, ops); err != nil {
+			if _, ok := store.ConditionFailed(err); ok {
+				return "", errContended
+			}
+			return "", storageErr(err)
+		}
+		return s.ID, nil
+	})
 }
 
 // CheckSession reports whether id names a live session that the presented

@@ -227,8 +227,13 @@ func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInp
 	m := newMutation("create_space", d.OperationKey, struct{ Title, Goal, Status, Visibility string }{
 		d.Title, d.Goal, d.Status, d.Visibility})
 
-	return mutate(ctx, h, cr, m, nil, func(c *call) (*SpaceMutationOutput, *plan, error) {
+	var created slot
+	quota := func(agent string, b *batch) { created = h.limits.spacesSlot(agent, b) }
+	return mutate(ctx, h, cr, m, quota, func(c *call) (*SpaceMutationOutput, *plan, error) {
 		out, p := createSpace(c, m, d)
+		if err := h.limits.countSpace(c, p, created); err != nil {
+			return nil, nil, err
+		}
 		return out, p, nil
 	})
 }

@@ -79,6 +79,10 @@ type Limits struct {
 	RoomRosterMax       int `json:"room_roster_max"`
 	RoomsPageMax        int `json:"rooms_page_max"`
 	PrimeRoomsMax       int `json:"prime_rooms_max"`
+	// Rates and quotas configured per stack (limits.go); 0 is no limit.
+	Rates               RateLimits `json:"rates"`
+	SessionsPerAgentMax int        `json:"sessions_per_agent_max" desc:"Live sessions per agent; priming one more ends the oldest. 0: no cap."`
+	SpacesPerAgentMax   int        `json:"spaces_per_agent_max" desc:"Spaces one agent may create. 0: no cap."`
 }
 
 // The limits of seed 000 and 002, enforced by the service.
@@ -116,6 +120,9 @@ func (h *Hub) Limits() Limits {
 		DirectoryQueryChars: MaxQueryChars, DirectoryPageMax: MaxDirectoryPage,
 		RoomBriefBytes: MaxBriefBytes, RoomRosterMax: MaxRosterMembers,
 		RoomsPageMax: MaxRoomsPage, PrimeRoomsMax: MaxPrimeRooms,
+		Rates:               h.limits.rateLimits(),
+		SessionsPerAgentMax: h.limits.sessionsPerAgt,
+		SpacesPerAgentMax:   h.limits.spacesPerAgt,
 	}
 }
 

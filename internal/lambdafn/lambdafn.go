@@ -38,6 +38,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/lambdahttp"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
@@ -110,7 +111,11 @@ func initialize(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
 	}
-	h := hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log})
+	lim, err := limits.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	h := hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim})
 	return build(h, log)
 }
 

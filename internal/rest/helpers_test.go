@@ -48,7 +48,13 @@ func boltStore(t *testing.T) store.Store {
 // newEnv serves rest.New on st, wrapped by wrap when it is not nil.
 func newEnv(t *testing.T, st store.Store, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
-	h := hub.New(st, hub.Options{})
+	return newEnvOpts(t, st, hub.Options{}, wrap)
+}
+
+// newEnvOpts is newEnv with a hub configured by opts.
+func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
+	h := hub.New(st, opts)
 	logs := &reqlogtest.Buffer{}
 	var handler = rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug))
 	if wrap != nil {

@@ -68,6 +68,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/schema"
@@ -178,6 +179,8 @@ type server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	methods []string
+	// authFail counts failed authentications per source (authlimit.go).
+	authFail *limits.Local
 }
 
 // New returns the REST handler for every tool of r, on h, logging to log
@@ -189,6 +192,9 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		log = slog.Default()
 	}
 	s := &server{h: h, log: log, mux: http.NewServeMux()}
+	if cfg := h.LimitConfig(); cfg != nil {
+		s.authFail = limits.NewLocal(cfg.AuthFailures)
+	}
 	for _, t := range r.Tools() {
 		s.mux.Handle(t.Method+" "+t.Path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			s.serve(w, req, t, func(ctx context.Context) (any, int, error) {
@@ -342,7 +348,12 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if len(sessions) == 1 {
 		cr.SessionID = sessions[0]
 	}
+	sources := authSources(r, bearer)
+	if err := s.authBlocked(sources); err != nil {
+		return nil, 0, err
+	}
 	out, err := t.Invoke(ctx, s.h, cr, args)
+	s.countAuthFailure(sources, err)
 	return out, 0, err
 }
 

@@ -36,6 +36,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -96,6 +97,9 @@ type Config struct {
 	// CreateTable creates Table first when it does not exist; with
 	// Endpoint only, since a deployed stack's table belongs to its template.
 	CreateTable bool
+	// Limits are the rate limits and quotas (default limits.Default();
+	// each figure 0 turns it off).
+	Limits *limits.Config
 }
 
 // validate refuses flag combinations that would silently be ignored.
@@ -173,6 +177,9 @@ func Start(cfg Config) (_ *Server, err error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("server: create data directory: %w", err)
 		}
+		if err := checkDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 		embedded, err = bolt.Open(filepath.Join(cfg.DataDir, admincli.DBName), bolt.Options{Timeout: cfg.LockTimeout})
 		if errors.Is(err, bolt.ErrLocked) {
 			return nil, fmt.Errorf("server: %w (is another 'agentbox serve' using %s?)", err, cfg.DataDir)
@@ -183,7 +190,12 @@ func Start(cfg Config) (_ *Server, err error) {
 		s.store = embedded
 	}
 
-	h := hub.New(s.store, hub.Options{Logger: s.log})
+	lim := cfg.Limits
+	if lim == nil {
+		d := limits.Default()
+		lim = &d
+	}
+	h := hub.New(s.store, hub.Options{Logger: s.log, Limits: lim})
 	reg := registry.New()
 
 	s.apiLn, err = net.Listen("tcp", cfg.Addr)
@@ -235,6 +247,27 @@ func newHTTPServer(h http.Handler, errLog *log.Logger) *http.Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
 	}
+}
+
+// checkDataDir refuses a data directory others may write to: whoever can
+// write there can replace the admin socket (owner rights over every box)
+// or the database. MkdirAll leaves an existing directory's mode as it is,
+// so a directory made 0777 by someone else would otherwise be served from.
+// Refusing, rather than changing the mode, leaves a directory another
+// user may share untouched and makes the operator decide.
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("server: data directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("server: data directory %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("server: data directory %s is writable by group or others (mode %#o); run 'chmod 700 %s' and start again",
+			dir, perm, dir)
+	}
+	return nil
 }
 
 func (s *Server) serve(srv *http.Server, ln net.Listener) {

@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/server"
+	"github.com/agentbox/agentbox/internal/store/bolt"
+)
+
+// bearerTransport adds the agent key to every request.
+type bearerTransport struct{ key string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPProbeAndRateLimit drives the served handler with the go-sdk MCP
+// client: every control class in a space title is an isError
+// INVALID_ARGUMENT that echoes nothing, and past the write limit a call is
+// an isError RATE_LIMITED envelope with retry_after_seconds.
+func TestMCPProbeAndRateLimit(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := limits.Config{AgentMutations: limits.Rate{PerSecond: 0.01, Burst: 3}}
+	h := hub.New(st, hub.Options{Limits: &cfg})
+	srv := httptest.NewServer(server.Handler(h, registry.New(), nil))
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{ag.BoxKey}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	callTool := func(name string, args any) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("CallTool(%s): %v", name, err)
+		}
+		b, _ := json.Marshal(res)
+		return res, string(b)
+	}
+	code := func(res *mcp.CallToolResult) (string, int) {
+		b, _ := json.Marshal(res.StructuredContent)
+		var env struct {
+			Error struct {
+				Code       string `json:"code"`
+				RetryAfter int    `json:"retry_after_seconds"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &env)
+		return env.Error.Code, env.Error.RetryAfter
+	}
+	if res, raw := callTool("agent_prime", map[string]any{}); res.IsError {
+		t.Fatalf("agent_prime: %s", raw)
+	}
+	space := func(title, req string) map[string]any {
+		return map[string]any{"data": map[string]any{"request_id": req, "title": title, "goal": "g", "visibility": "public"}}
+	}
+	const marker = "zzprobe"
+	for _, ch := range "\x01\x1b\x7f\u0085\u009b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069" {
+		res, raw := callTool("create_space", space("ok"+string(ch)+marker, "r"))
+		if c, _ := code(res); !res.IsError || c != "INVALID_ARGUMENT" {
+			t.Errorf("title with U+%04X: %s, want isError INVALID_ARGUMENT", ch, raw)
+		}
+		if strings.Contains(raw, marker) {
+			t.Errorf("title with U+%04X: result %s echoes the rejected value", ch, raw)
+		}
+	}
+	// initialize (a bound session) and agent_prime spent two writes of
+	// three; one creation fits, the next does not.
+	for i := range 2 {
+		res, raw := callTool("create_space", space("fine", fmt.Sprint("r", i)))
+		c, retry := code(res)
+		switch {
+		case i == 0 && res.IsError:
+			t.Fatalf("create %d within the burst: %s", i, raw)
+		case i == 1 && (!res.IsError || c != "RATE_LIMITED" || retry < 1):
+			t.Fatalf("create past the burst: %s, want isError RATE_LIMITED with retry_after_seconds", raw)
+		}
+	}
+}
