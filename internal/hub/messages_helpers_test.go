@@ -206,3 +206,15 @@ func seqs(msgs []hub.MessageDTO) []uint64 {
 	}
 	return out
 }
+
+// reasonsFor returns the reasons of agent's row for message id, and how
+// many rows there are for it.
+func (f *fixture) reasonsFor(agent, id string) (reasons, rows int) {
+	f.t.Helper()
+	for _, r := range f.attention(agent) {
+		if r.MessageID == id {
+			reasons, rows = r.Reasons, rows+1
+		}
+	}
+	return reasons, rows
+}
