@@ -3,6 +3,7 @@ package hub_test
 import (
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
@@ -217,4 +218,13 @@ func (f *fixture) reasonsFor(agent, id string) (reasons, rows int) {
 		}
 	}
 	return reasons, rows
+}
+
+func encodeJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	return b
 }
