@@ -105,11 +105,20 @@ func TestDirectMessageRecipients(t *testing.T) {
 		wantSameError(t, "DM to another box's agent", dm(f.other.AgentID), ref, f.other.AgentID, f.other.Name)
 		wantSameError(t, "DM to a deactivated agent", dm(gone.AgentID), ref, gone.AgentID, gone.Name)
 		wantCode(t, "DM to yourself", dm(f.a.AgentID), apperr.InvalidArgument)
-		if err := dm(f.b.AgentID); err != nil {
+		sent, err := send(f, cr, "to-bob", hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "psst"})
+		if err != nil {
 			t.Fatalf("DM to an active agent of the box: %v", err)
 		}
+		// A third agent of the box cannot read the pair's DM.
+		crC := f.prime(f.mustAgent(f.box, "carol"))
+		_, err = f.h.MessageGet(f.ctx, crC, hub.MessageGetInput{MessageID: uuid.NewString()})
+		unknown := envelope(t, wantCode(t, "MessageGet of an unknown id", err, apperr.NotFoundOrForbidden))
+		_, err = f.h.MessageGet(f.ctx, crC, hub.MessageGetInput{MessageID: sent.MessageID})
+		wantSameError(t, "MessageGet of another pair's DM", err, unknown, sent.MessageID)
+		_, err = f.h.ThreadRead(f.ctx, crC, hub.ThreadReadInput{MessageID: sent.MessageID})
+		wantSameError(t, "ThreadRead of another pair's DM", err, unknown, sent.MessageID)
 		// Reading a DM "pair" with oneself is refused the same way.
-		_, err := f.read(cr, toDM(f.a.AgentID), "", 0, 0)
+		_, err = f.read(cr, toDM(f.a.AgentID), "", 0, 0)
 		wantCode(t, "conversation_read of a DM with yourself", err, apperr.InvalidArgument)
 	})
 }

@@ -43,6 +43,7 @@ type attRow struct {
 	Stream    string `json:"stream"`
 	StreamSeq uint64 `json:"stream_seq"`
 	Reasons   int    `json:"reasons"`
+	AckedBy   string `json:"acked_by"`
 }
 
 // attention returns agent's attention rows in inbox order.
