@@ -259,3 +259,59 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestArchivedRoomMessages: an archived room refuses posts with
+// ROOM_ARCHIVED (to its members; others still get the unknown-id answer)
+// and stays readable.
+func TestArchivedRoomMessages(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("archive", "")
+		f.mustAdd(room.RoomID, f.a)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		msg := f.mustSend(crA, "before", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "before"})
+		if _, err := f.h.Admin().ArchiveRoom(f.ctx, room.RoomID); err != nil {
+			t.Fatalf("ArchiveRoom: %v", err)
+		}
+		_, err := send(f, crA, "after", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "after"})
+		wantCode(t, "MessageSend to an archived room", err, apperr.RoomArchived)
+		_, err = send(f, crB, "after", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "after"})
+		wantCode(t, "MessageSend to an archived room by a non-member", err, apperr.NotFoundOrForbidden)
+		page, err := f.read(crA, toRoom(room.RoomID), "", 0, 0)
+		if err != nil || len(page.Messages) != 1 || page.Messages[0].MessageID != msg.MessageID {
+			t.Fatalf("ConversationRead of an archived room = %+v, %v; want its one message", page, err)
+		}
+	})
+}
+
+// TestTargetRemovedBetweenReadAndWrite removes a mentioned member after
+// message_send read the roster and before it writes: the send must not
+// commit a mention of an agent that is no longer a member.
+func TestTargetRemovedBetweenReadAndWrite(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var hook func()
+		f := newFixture(t, ad, func(s store.Store) store.Store {
+			return &beforeWrite{Store: s, hook: func() {
+				if hook != nil {
+					h := hook
+					hook = nil
+					h()
+				}
+			}}
+		})
+		room := f.mustRoom("race", "")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		cr := f.prime(f.a)
+		hook = func() { f.mustRemove(room.RoomID, f.b) }
+		_, err := send(f, cr, "m", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "hi", Mentions: []string{f.b.AgentID}})
+		wantCode(t, "MessageSend mentioning an agent removed before the write", err, apperr.InvalidArgument)
+		if rows := f.attention(f.b.AgentID); len(rows) != 0 {
+			t.Fatalf("the removed agent got rows %+v", rows)
+		}
+		page, err := f.read(cr, toRoom(room.RoomID), "", 0, 0)
+		if err != nil || len(page.Messages) != 0 {
+			t.Fatalf("room after the refused send = %+v, %v; want no message", page, err)
+		}
+	})
+}
