@@ -13,7 +13,9 @@ import (
 // rooms_helpers_test.go.
 
 func toRoom(room string) hub.Destination { return hub.Destination{Kind: hub.KindRoom, RoomID: room} }
-func toDM(agent string) hub.Destination  { return hub.Destination{Kind: hub.KindDM, RecipientAgentID: agent} }
+func toDM(agent string) hub.Destination {
+	return hub.Destination{Kind: hub.KindDM, RecipientAgentID: agent}
+}
 
 // send calls message_send with key as its idempotency key.
 func send(f *fixture, cr hub.Credentials, key string, in hub.MessageSendInput) (*hub.MessageSendOutput, error) {
