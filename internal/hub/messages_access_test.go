@@ -214,11 +214,11 @@ func TestMessageEpochs(t *testing.T) {
 
 		f.mustRemove(room.RoomID, f.b)
 		_, err = f.read(crB, dest, "", 0, 0)
-		ref = envelope(t, wantCode(t, "ConversationRead after removal", err, apperr.NotFoundOrForbidden))
+		wantSameError(t, "ConversationRead after removal", err, ref)
 		_, err = f.h.MessageGet(f.ctx, crB, hub.MessageGetInput{MessageID: child.MessageID})
-		wantCode(t, "MessageGet after removal", err, apperr.NotFoundOrForbidden)
+		wantSameError(t, "MessageGet after removal", err, ref)
 		_, err = f.h.ThreadRead(f.ctx, crB, hub.ThreadReadInput{MessageID: child.MessageID})
-		wantCode(t, "ThreadRead after removal", err, apperr.NotFoundOrForbidden)
+		wantSameError(t, "ThreadRead after removal", err, ref)
 		gap := post("gap", child.MessageID)
 
 		f.mustAdd(room.RoomID, f.b)

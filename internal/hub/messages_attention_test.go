@@ -115,8 +115,7 @@ func TestFollowChangesAreProspective(t *testing.T) {
 			t.Fatalf("RoomFollow(all): %v", err)
 		}
 		followed := post("p2")
-		fo, err = follow(f, crB, "f3", room.RoomID, fo.Membership.FollowRevision+1, hub.FollowMute)
-		if err != nil {
+		if _, err := follow(f, crB, "f3", room.RoomID, fo.Membership.FollowRevision+1, hub.FollowMute); err != nil {
 			t.Fatalf("RoomFollow(mute again): %v", err)
 		}
 		post("p3")
