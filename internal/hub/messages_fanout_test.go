@@ -116,6 +116,10 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 				}
 				switch tc.finish {
 				case "sweep":
+					// An intent younger than the grace is its caller's.
+					if n, err := f.h.Sweep(f.ctx, hub.SweepGrace, 10); err != nil || n != 0 {
+						t.Fatalf("Sweep(grace) of a fresh intent = %d, %v; want 0", n, err)
+					}
 					f.clock.Advance(time.Second)
 					n, err := f.h.Sweep(f.ctx, 0, 10)
 					if err != nil || (tc.pass > 0 || tc.lose) && n != 1 {
