@@ -3,10 +3,12 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -151,6 +153,74 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 				}
 				f.wantOneRowEach(recipients, again.MessageID, hub.ReasonFollowAll)
 			})
+		}
+	})
+}
+
+// TestFanoutRacesDirectMessages races a chunked room fan-out against DMs
+// to one of its recipients: both move that recipient's inbox head, so
+// chunks and DMs contend. Every message still ends with exactly one row per
+// recipient, and the recipient's inbox stays hole-free.
+func TestFanoutRacesDirectMessages(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room, seeded := f.bigRoom("contended", fanoutRoom)
+		recipients := append([]string{f.b.AgentID}, seeded...)
+		crA := f.prime(f.a)
+		dmers := []*hub.AgentInfo{f.mustAgent(f.box, "carol"), f.mustAgent(f.box, "dave")}
+		const posts, dms = 2, 4
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var roomMsgs, dmMsgs []string
+		retrying := func(cr hub.Credentials, key string, in hub.MessageSendInput) {
+			defer wg.Done()
+			for range 20 {
+				out, err := send(f, cr, key, in)
+				if e, _ := apperr.As(err); e != nil && e.Code == apperr.TemporarilyUnavailable {
+					continue
+				}
+				if err != nil {
+					t.Errorf("MessageSend(%s): %v", key, err)
+					return
+				}
+				mu.Lock()
+				if in.Destination.Kind == hub.KindRoom {
+					roomMsgs = append(roomMsgs, out.MessageID)
+				} else {
+					dmMsgs = append(dmMsgs, out.MessageID)
+				}
+				mu.Unlock()
+				return
+			}
+			t.Errorf("MessageSend(%s): still unavailable after 20 tries", key)
+		}
+		for i := range posts {
+			wg.Add(1)
+			go retrying(crA, fmt.Sprintf("post-%d", i), hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "post"})
+		}
+		for _, ag := range dmers {
+			cr := f.prime(ag)
+			for i := range dms {
+				wg.Add(1)
+				go retrying(cr, fmt.Sprintf("dm-%d", i), hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "dm"})
+			}
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		// A fan-out whose finishing lost too many races is the sweep's.
+		if _, err := f.h.Sweep(f.ctx, 0, 10); err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		for _, id := range roomMsgs {
+			f.wantOneRowEach(recipients, id, hub.ReasonFollowAll)
+		}
+		for _, id := range dmMsgs {
+			f.wantOneRowEach([]string{f.b.AgentID}, id, hub.ReasonDM)
+		}
+		if got, want := len(f.attention(f.b.AgentID)), posts+dms*len(dmers); got != want {
+			t.Fatalf("bob has %d rows, want %d", got, want)
 		}
 	})
 }

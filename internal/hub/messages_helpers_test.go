@@ -128,13 +128,6 @@ func (f *fixture) editRecord(k store.Key, change func(m map[string]any)) {
 	}
 }
 
-// setFollow sets a member's follow preference by store edit, for agents
-// without keys (seeded members).
-func (f *fixture) setFollow(room, agent, pref string) {
-	f.t.Helper()
-	f.editRecord(store.Key{PK: "room#" + room, SK: "member#" + agent}, func(m map[string]any) { m["follow"] = pref })
-}
-
 // bigRoom makes a room of alice, bob and n seeded agents (no keys), every
 // member following all, so that a plain post by alice needs a row for
 // everyone else. It returns the room and the seeded agents' ids.
@@ -149,15 +142,43 @@ func (f *fixture) bigRoom(name string, n int) (*hub.RoomInfo, []string) {
 	if err != nil {
 		f.t.Fatalf("SeedListedAgents: %v", err)
 	}
-	for _, ag := range []*hub.AgentInfo{f.a, f.b} {
-		f.mustAdd(room.RoomID, ag)
-		f.setFollow(room.RoomID, ag.AgentID, hub.FollowAll)
-	}
-	for _, id := range ids {
+	members := append([]string{f.a.AgentID, f.b.AgentID}, ids...)
+	for _, id := range members {
 		if _, err := f.h.Admin().AddMember(f.ctx, room.RoomID, id); err != nil {
 			f.t.Fatalf("AddMember(%s): %v", id, err)
 		}
-		f.setFollow(room.RoomID, id, hub.FollowAll)
+	}
+	// Follow all, by store edit in a few writes (one edit per member is
+	// slow on the DynamoDB emulator).
+	keys := make([]store.Key, len(members))
+	for i, id := range members {
+		keys[i] = store.Key{PK: "room#" + room.RoomID, SK: "member#" + id}
+	}
+	var ops []store.Op
+	for len(keys) > 0 {
+		k := keys[:min(len(keys), store.MaxWriteItems)]
+		keys = keys[len(k):]
+		items, err := f.raw.BatchGet(f.ctx, k)
+		if err != nil {
+			f.t.Fatalf("BatchGet(members): %v", err)
+		}
+		ops = ops[:0]
+		for _, it := range items {
+			var m map[string]any
+			if err := json.Unmarshal(it.Data, &m); err != nil {
+				f.t.Fatalf("decoding %s: %v", it.SK, err)
+			}
+			m["follow"] = hub.FollowAll
+			next := *it
+			next.Version++
+			if next.Data, err = json.Marshal(m); err != nil {
+				f.t.Fatalf("encoding %s: %v", it.SK, err)
+			}
+			ops = append(ops, store.Put(&next, store.AtVersion(it.Version)))
+		}
+		if err := f.raw.Write(f.ctx, ops); err != nil {
+			f.t.Fatalf("Write(follow all): %v", err)
+		}
 	}
 	return room, ids
 }
