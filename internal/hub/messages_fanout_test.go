@@ -160,10 +160,12 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 // TestFanoutRacesDirectMessages races a chunked room fan-out against DMs
 // to one of its recipients: both move that recipient's inbox head, so
 // chunks and DMs contend. Every message still ends with exactly one row per
-// recipient, and the recipient's inbox stays hole-free.
+// recipient, and the recipient's inbox stays hole-free. Then several
+// processes finish one intent at once: duplicates of a post and a sweeper.
 func TestFanoutRacesDirectMessages(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var barrier *writeBarrier
+		f := newFixture(t, ad, withBarrier(&barrier))
 		room, seeded := f.bigRoom("contended", fanoutRoom)
 		recipients := append([]string{f.b.AgentID}, seeded...)
 		crA := f.prime(f.a)
@@ -222,5 +224,44 @@ func TestFanoutRacesDirectMessages(t *testing.T) {
 		if got, want := len(f.attention(f.b.AgentID)), posts+dms*len(dmers); got != want {
 			t.Fatalf("bob has %d rows, want %d", got, want)
 		}
+
+		// Concurrent duplicates of one big post, all reading before any
+		// writes, and a sweeper: one commits, the others answer its
+		// receipt after finishing the same intent, racing the winner and
+		// the sweeper step by step.
+		const n = 3
+		outs := make([]*hub.MessageSendOutput, n)
+		errs := make([]error, n)
+		barrier.arm(n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[i], errs[i] = send(f, crA, "dup-post", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "dup"})
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.h.Sweep(f.ctx, 0, 10); err != nil {
+				t.Errorf("Sweep: %v", err)
+			}
+		}()
+		wg.Wait()
+		id := ""
+		for i := range n {
+			if errs[i] != nil {
+				wantCode(t, fmt.Sprintf("duplicate %d", i), errs[i], apperr.TemporarilyUnavailable)
+				continue
+			}
+			if id != "" && outs[i].MessageID != id {
+				t.Fatalf("duplicates answered messages %s and %s, want one", id, outs[i].MessageID)
+			}
+			id = outs[i].MessageID
+		}
+		if _, err := f.h.Sweep(f.ctx, 0, 10); err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		f.wantOneRowEach(recipients, id, hub.ReasonFollowAll)
 	})
 }
