@@ -128,6 +128,22 @@ func (h *Hub) conflictAt(k store.Key) failure {
 	return func(ctx context.Context) error { return h.currentRevisionConflict(ctx, k) }
 }
 
+// conflictOrGoneAt answers a failed CAS on an item that may also have been
+// deleted concurrently (a memory note, a membership): REVISION_CONFLICT
+// with its current version, or NOT_FOUND_OR_FORBIDDEN once it is gone.
+func (h *Hub) conflictOrGoneAt(k store.Key) failure {
+	return func(ctx context.Context) error {
+		it, err := h.st.Get(ctx, k)
+		if err != nil {
+			return storageErr(err)
+		}
+		if it == nil {
+			return apperr.Forbidden()
+		}
+		return apperr.Conflict(it.Version)
+	}
+}
+
 // currentRevisionConflict reads the item's current version after a lost CAS
 // (the engine's own ReturnValuesOnConditionCheckFailure is not relied on).
 func (h *Hub) currentRevisionConflict(ctx context.Context, k store.Key) error {

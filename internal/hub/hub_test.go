@@ -18,7 +18,7 @@ import (
 // fixture is one hub on one adapter with a box of two agents and a second
 // box with one agent.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	h     *hub.Hub
 	st    *teststores.Counting
 	clock *teststores.Clock
@@ -29,7 +29,7 @@ type fixture struct {
 	raw   store.Store
 }
 
-func newFixture(t *testing.T, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {
+func newFixture(t testing.TB, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {
 	t.Helper()
 	clock := teststores.NewClock()
 	raw := ad.Open(t, clock.Now)

@@ -84,13 +84,20 @@ const finishAttempts = 12
 func (h *Hub) finish(ctx context.Context, id string) error {
 	k := intentKey(id)
 	misses := 0
+	// it is the intent as last read or written: after a step commits,
+	// the write itself says what the intent now is, so only a lost race
+	// reads it again (one round trip per step instead of two).
+	var it *store.Item
 	for {
-		it, err := h.st.Get(ctx, k)
-		if err != nil {
-			return storageErr(err)
-		}
 		if it == nil {
-			return nil
+			got, err := h.st.Get(ctx, k)
+			if err != nil {
+				return storageErr(err)
+			}
+			if got == nil {
+				return nil
+			}
+			it = got
 		}
 		rec, err := decode[intentRecord](it)
 		if err != nil {
@@ -105,15 +112,19 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			return err
 		}
 		adv := guardedOp{op: store.Delete(k, store.AtVersion(it.Version)), onFail: contended}
+		var next *store.Item // nil once the last step deletes the intent
 		if it.Version+1 < rec.Steps {
-			next := *it
-			next.Version++
-			adv.op = store.Put(&next, store.AtVersion(it.Version))
+			n := *it
+			n.Version++
+			next = &n
+			adv.op = store.Put(next, store.AtVersion(it.Version))
 		}
 		err = h.write(ctx, append([]guardedOp{adv}, ops...), -1)
 		switch {
+		case err == nil && next == nil:
+			return nil
 		case err == nil:
-			misses = 0
+			misses, it = 0, next
 			continue
 		case errors.Is(err, errContended), errors.Is(err, store.ErrUnavailable):
 			misses++
@@ -123,6 +134,7 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			if err := sleepBackoff(ctx, misses); err != nil {
 				return err
 			}
+			it = nil // read again: another process may have moved it
 		default:
 			return err
 		}

@@ -371,16 +371,7 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 		}
 		k := memoryKey(c.AgentID, in.ID)
 		p := &plan{}
-		p.del(k, store.AtVersion(note.Version), func(ctx context.Context) error {
-			it, err := h.st.Get(ctx, k)
-			if err != nil {
-				return storageErr(err)
-			}
-			if it == nil {
-				return apperr.Forbidden()
-			}
-			return apperr.Conflict(it.Version)
-		})
+		p.del(k, store.AtVersion(note.Version), h.conflictOrGoneAt(k))
 		p.add(counterOp(c.AgentID, counter, count(counter)-1, max(floor, note.Version)))
 		out := &DeleteMemoryOutput{Deleted: &DeletedNote{Name: in.ID, Version: note.Version}}
 		out.Operation = operation(c, m, in.ID, note.Version)

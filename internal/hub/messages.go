@@ -485,6 +485,14 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	if err := h.checkSendTargets(c, in, members); err != nil {
 		return nil, nil, err
 	}
+	if members != nil {
+		// The roster was read before the write: a target removed since
+		// must not be mentioned. Run again, and the check above refuses
+		// it. (Requests are mentions too, in a room.)
+		for _, id := range in.Mentions {
+			p.check(roomMemberKey(in.Destination.RoomID, id), store.Present, contended)
+		}
+	}
 
 	// The reply's parent: visible to the sender, in the same stream.
 	parentAuthor := ""

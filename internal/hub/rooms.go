@@ -460,16 +460,7 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 		// one.
 		p.add(h.roomUnchanged(room.ID, c.item(rs.room).Version))
 		p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current),
-			func(ctx context.Context) error {
-				it, err := h.st.Get(ctx, mk)
-				if err != nil {
-					return storageErr(err)
-				}
-				if it == nil {
-					return apperr.Forbidden()
-				}
-				return apperr.Conflict(it.Version)
-			})
+			h.conflictOrGoneAt(mk))
 		return &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)}, p, nil
 	})
 }

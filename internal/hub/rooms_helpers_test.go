@@ -65,7 +65,7 @@ func search(f *fixture, cr hub.Credentials, query, cur string, limit int) (*hub.
 
 // envelope renders err as the wire envelope, so tests can compare two
 // errors byte for byte as a caller would see them.
-func envelope(t *testing.T, err error) string {
+func envelope(t testing.TB, err error) string {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("envelope of a nil error")

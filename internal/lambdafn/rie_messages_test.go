@@ -1,0 +1,95 @@
+//go:build unix
+
+package lambdafn_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+)
+
+// TestMessageSendUnderRuntimeEmulator invokes message_send's real function
+// binary under the Lambda runtime emulator, against the table this test
+// prepared: a room post with a mention, its replay, and a DM to another
+// box's agent; the hub then reads what the function stored.
+func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
+	rie := findRIE(t)
+	const fn = "message_send"
+	bootstrap := buildFunction(t, t.TempDir(), fn)
+
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	ctx := context.Background()
+	adm := h.Admin()
+	box, err := adm.CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	other, err := adm.CreateBox(ctx, "other")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	var alice, bob, mallory *hub.AgentInfo
+	for _, a := range []struct {
+		dst       **hub.AgentInfo
+		box, name string
+	}{{&alice, box.BoxID, "alice"}, {&bob, box.BoxID, "bob"}, {&mallory, other.BoxID, "mallory"}} {
+		if *a.dst, err = adm.CreateAgent(ctx, a.box, a.name, ""); err != nil {
+			t.Fatalf("CreateAgent(%s): %v", a.name, err)
+		}
+	}
+	room, err := adm.CreateRoom(ctx, box.BoxID, "design", "")
+	if err != nil {
+		t.Fatalf("CreateRoom: %v", err)
+	}
+	for _, ag := range []*hub.AgentInfo{alice, bob} {
+		if _, err := adm.AddMember(ctx, room.RoomID, ag.AgentID); err != nil {
+			t.Fatalf("AddMember: %v", err)
+		}
+	}
+	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
+	if err != nil {
+		t.Fatalf("Prime: %v", err)
+	}
+
+	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
+	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
+		"content-type": "application/json"}
+	body := `{"destination":{"kind":"room","room_id":"` + room.RoomID + `"},"body_md":"Parser done.","mentions":["` + bob.AgentID + `"],"idempotency_key":"rie-1"}`
+	var out struct {
+		MessageID      string `json:"message_id"`
+		StreamSeq      string `json:"stream_seq"`
+		AttentionCount int    `json:"attention_count"`
+		Replayed       bool   `json:"replayed"`
+	}
+	res := emu.invoke(t, "POST", "/v1/messages", headers, body)
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &out) != nil || out.StreamSeq != "1" || out.AttentionCount != 1 || out.Replayed {
+		t.Fatalf("%s function: got %d %s, want 200 with stream_seq \"1\" and one attention row", fn, res.StatusCode, res.Body)
+	}
+	first := out.MessageID
+	res = emu.invoke(t, "POST", "/v1/messages", headers, body)
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &out) != nil || !out.Replayed || out.MessageID != first {
+		t.Fatalf("%s function replay: got %d %s, want the receipt of %s replayed", fn, res.StatusCode, res.Body, first)
+	}
+	res = emu.invoke(t, "POST", "/v1/messages", headers,
+		`{"destination":{"kind":"dm","recipient_agent_id":"`+mallory.AgentID+`"},"body_md":"x","idempotency_key":"rie-2"}`)
+	if res.StatusCode != 404 {
+		t.Errorf("%s function, DM to another box: got %d %s, want 404 NOT_FOUND_OR_FORBIDDEN", fn, res.StatusCode, res.Body)
+	}
+
+	bobCr := hub.Credentials{Bearer: bob.BoxKey, Transport: "rest"}
+	bp, err := h.Prime(ctx, bobCr, hub.PrimeInput{})
+	if err != nil {
+		t.Fatalf("Prime(bob): %v", err)
+	}
+	bobCr.SessionID = bp.SessionID
+	got, err := h.MessageGet(ctx, bobCr, hub.MessageGetInput{MessageID: first})
+	if err != nil || got.Message.BodyMD != "Parser done." || got.InboxSeq == nil || *got.InboxSeq != 1 {
+		t.Errorf("MessageGet after the function ran = %+v, %v; want the message in bob's inbox at 1", got, err)
+	}
+}
