@@ -10,8 +10,9 @@ package bolt
 // one-place channel) takes every queued request, runs them in queue order
 // inside one bbolt transaction, commits once and hands each request its own
 // result. Meanwhile the next writers queue up behind it; the next leader
-// takes them all. An idle store has no batching delay: a lone Write leads
-// at once and commits only itself.
+// takes them all (after yielding while the queue still grows, see
+// gather). An idle store has no batching delay: a lone Write leads at once
+// and commits only itself.
 //
 // Atomicity stays per Write: writer.apply evaluates all of a request's
 // conditions against the transaction's state (earlier members' effects
@@ -32,6 +33,7 @@ package bolt
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +123,7 @@ func (c *committer) runQueued() {
 	if c.beforeGroup != nil {
 		c.beforeGroup(c)
 	}
+	c.gather()
 	c.mu.Lock()
 	n := min(len(c.queue), maxGroup)
 	taken := make([]*request, n)
@@ -137,6 +140,28 @@ func (c *committer) runQueued() {
 	}
 	if len(group) > 0 {
 		c.run(group)
+	}
+}
+
+// maxYields bounds how often gather yields.
+const maxYields = 8
+
+// gather yields the processor while the queue keeps growing, so that
+// writers already runnable (typically the members of the group just
+// answered, coming back with their next Write) join this group instead of
+// forming the next one. Without it, W busy writers split into two cohorts
+// taking turns, and groups average W/2. It waits for nothing that is not
+// ready to run: on an idle store the queue does not grow and the leader
+// goes on after one yield.
+func (c *committer) gather() {
+	n := c.queued()
+	for range maxYields {
+		runtime.Gosched()
+		m := c.queued()
+		if m == n || m >= maxGroup {
+			return
+		}
+		n = m
 	}
 }
 
