@@ -1,8 +1,11 @@
 package hub_test
 
 import (
+	"strings"
+
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/apperr"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -74,4 +77,70 @@ func BenchmarkCheckpointSave(b *testing.B) {
 			}
 		})
 	}
+}
+
+// briefBench is a room with a brief of about 60 KiB (escaped-heavy
+// Markdown, as decoding it is the cost at stake) and w members.
+func briefBench(b *testing.B, w int) (*hub.Hub, string, []hub.Credentials) {
+	b.Helper()
+	st := teststores.All()[0].Open(b, nil) // bolt
+	h := hub.New(st, hub.Options{})
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "bench")
+	if err != nil {
+		b.Fatalf("CreateBox: %v", err)
+	}
+	brief := strings.Repeat("- \"quoted\" <tag> & line\n", 60<<10/25)
+	room, err := h.Admin().CreateRoom(ctx, box.BoxID, "hot", brief)
+	if err != nil {
+		b.Fatalf("CreateRoom: %v", err)
+	}
+	var crs []hub.Credentials
+	for i := range w {
+		ag, err := h.Admin().CreateAgent(ctx, box.BoxID, fmt.Sprintf("writer-%d", i), "")
+		if err != nil {
+			b.Fatalf("CreateAgent: %v", err)
+		}
+		if _, err := h.Admin().AddMember(ctx, room.RoomID, ag.AgentID); err != nil {
+			b.Fatalf("AddMember: %v", err)
+		}
+		out, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
+		if err != nil {
+			b.Fatalf("Prime: %v", err)
+		}
+		crs = append(crs, hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID})
+	}
+	return h, room.RoomID, crs
+}
+
+// BenchmarkBriefConflict compares a room_brief_update at a stale revision
+// on a 60 KiB brief with room_get, which reads the brief's revision: a
+// losing CAS attempt should cost no more than reading the revision.
+func BenchmarkBriefConflict(b *testing.B) {
+	b.Run("stale_update", func(b *testing.B) {
+		h, room, crs := briefBench(b, 1)
+		ctx := context.Background()
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			i++
+			_, err := h.RoomBriefUpdate(ctx, crs[0], hub.RoomBriefUpdateInput{
+				Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("stale-%d", i)},
+				RoomID:   room, ExpectedRevision: 7, AppendMD: "late",
+			})
+			if e, ok := apperr.As(err); !ok || e.Code != apperr.RevisionConflict {
+				b.Fatalf("RoomBriefUpdate(stale) = %v, want REVISION_CONFLICT", err)
+			}
+		}
+	})
+	b.Run("room_get", func(b *testing.B) {
+		h, room, crs := briefBench(b, 1)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h.RoomGet(ctx, crs[0], hub.RoomIDInput{RoomID: room}); err != nil {
+				b.Fatalf("RoomGet: %v", err)
+			}
+		}
+	})
 }

@@ -627,16 +627,18 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 		if err != nil {
 			return nil, nil, err
 		}
-		current, text := uint64(0), ""
+		// The revision first: a losing attempt on a hot brief must not pay
+		// for decoding up to 64 KiB of text it will not use.
+		current, text := version(c.item(brief)), ""
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
 		if it := c.item(brief); it != nil {
 			b, err := decode[briefRecord](it)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
-			current, text = it.Version, b.TextMD
-		}
-		if uint64(in.ExpectedRevision) != current {
-			return nil, nil, apperr.Conflict(current)
+			text = b.TextMD
 		}
 		text = appendParagraph(text, in.AppendMD)
 		if len(text) > MaxBriefBytes {
