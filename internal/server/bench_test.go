@@ -225,28 +225,26 @@ func cpuTime(b *testing.B) time.Duration {
 // unlike ns/op does not count waiting for fdatasync or for a busy machine.
 // Run with -cpuprofile and -memprofile to see where the cost is.
 func BenchmarkHandlerCall(b *testing.B) {
+	calls := []struct {
+		name string
+		call func(c *caller)
+	}{
+		{"profile_get", func(c *caller) { c.tool("profile_get", "GET", "/v1/profile", "{}") }},
+		{"checkpoint_save", (*caller).save},
+	}
 	for _, transport := range []string{"rest", "mcp"} {
-		b.Run(transport+"/profile_get", func(b *testing.B) {
-			srv := newBenchServer(b, 1, bolt.Options{})
-			c := &caller{b: b, srv: srv, key: srv.keys[0], mcp: transport == "mcp"}
-			c.start()
-			b.ReportAllocs()
-			cpu := cpuTime(b)
-			for b.Loop() {
-				c.tool("profile_get", "GET", "/v1/profile", "{}")
-			}
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-		})
-		b.Run(transport+"/checkpoint_save", func(b *testing.B) {
-			srv := newBenchServer(b, 1, bolt.Options{})
-			c := &caller{b: b, srv: srv, key: srv.keys[0], mcp: transport == "mcp"}
-			c.start()
-			b.ReportAllocs()
-			cpu := cpuTime(b)
-			for b.Loop() {
-				c.save()
-			}
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-		})
+		for _, tc := range calls {
+			b.Run(transport+"/"+tc.name, func(b *testing.B) {
+				srv := newBenchServer(b, 1, bolt.Options{})
+				c := &caller{b: b, srv: srv, key: srv.keys[0], mcp: transport == "mcp"}
+				c.start()
+				b.ReportAllocs()
+				cpu := cpuTime(b)
+				for b.Loop() {
+					tc.call(c)
+				}
+				b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }
