@@ -2,6 +2,10 @@ package hub_test
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"context"
 	"fmt"
@@ -79,9 +83,9 @@ func BenchmarkCheckpointSave(b *testing.B) {
 	}
 }
 
-// briefBench is a room with a brief of about 60 KiB (escaped-heavy
+// briefBench is a room with a brief of about briefBytes (escaped-heavy
 // Markdown, as decoding it is the cost at stake) and w members.
-func briefBench(b *testing.B, w int) (*hub.Hub, string, []hub.Credentials) {
+func briefBench(b *testing.B, w, briefBytes int) (*hub.Hub, string, []hub.Credentials) {
 	b.Helper()
 	st := teststores.All()[0].Open(b, nil) // bolt
 	h := hub.New(st, hub.Options{})
@@ -90,7 +94,7 @@ func briefBench(b *testing.B, w int) (*hub.Hub, string, []hub.Credentials) {
 	if err != nil {
 		b.Fatalf("CreateBox: %v", err)
 	}
-	brief := strings.Repeat("- \"quoted\" <tag> & line\n", 60<<10/25)
+	brief := strings.Repeat("- \"quoted\" <tag> & line\n", briefBytes/25)
 	room, err := h.Admin().CreateRoom(ctx, box.BoxID, "hot", brief)
 	if err != nil {
 		b.Fatalf("CreateRoom: %v", err)
@@ -118,7 +122,7 @@ func briefBench(b *testing.B, w int) (*hub.Hub, string, []hub.Credentials) {
 // losing CAS attempt should cost no more than reading the revision.
 func BenchmarkBriefConflict(b *testing.B) {
 	b.Run("stale_update", func(b *testing.B) {
-		h, room, crs := briefBench(b, 1)
+		h, room, crs := briefBench(b, 1, 60<<10)
 		ctx := context.Background()
 		i := 0
 		b.ReportAllocs()
@@ -134,7 +138,7 @@ func BenchmarkBriefConflict(b *testing.B) {
 		}
 	})
 	b.Run("room_get", func(b *testing.B) {
-		h, room, crs := briefBench(b, 1)
+		h, room, crs := briefBench(b, 1, 60<<10)
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -143,4 +147,52 @@ func BenchmarkBriefConflict(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBriefHotCAS has 16 members append to one 48 KiB brief at once,
+// each retrying a lost CAS at the revision the conflict reports. An op is
+// one successful append; it reports lost attempts and process CPU per
+// append.
+func BenchmarkBriefHotCAS(b *testing.B) {
+	const w = 16
+	h, room, crs := briefBench(b, w, 48<<10)
+	ctx := context.Background()
+	var appended, lost atomic.Int64
+	cpu := cpuTime(b)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i, cr := range crs {
+		wg.Go(func() {
+			rev := hub.Revision(1)
+			for n := 0; appended.Load() < int64(b.N); n++ {
+				out, err := h.RoomBriefUpdate(ctx, cr, hub.RoomBriefUpdateInput{
+					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("w%d-%d", i, n)},
+					RoomID:   room, ExpectedRevision: rev, AppendMD: "x",
+				})
+				if e, ok := apperr.As(err); ok && e.Code == apperr.RevisionConflict {
+					lost.Add(1)
+					rev = hub.Revision(*e.CurrentRevision)
+					continue
+				}
+				if err != nil {
+					b.Errorf("RoomBriefUpdate: %v", err)
+					return
+				}
+				appended.Add(1)
+				rev = out.Brief.Revision
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(lost.Load())/float64(appended.Load()), "conflicts/append")
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(appended.Load()), "cpu-ns/append")
+}
+
+// cpuTime is the CPU time (user and system) the process has used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
