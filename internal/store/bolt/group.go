@@ -89,8 +89,7 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 	case err := <-r.done:
 		return err
 	case c.lead <- struct{}{}:
-		c.runQueued()
-		<-c.lead
+		c.runQueuedAndRelease()
 		// r was queued before this leader started, so this leader or an
 		// earlier one (which answered before giving up the lead) took it.
 		return <-r.done
@@ -100,6 +99,14 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 		}
 		return <-r.done
 	}
+}
+
+// runQueuedAndRelease runs the queued requests and then gives up the lead,
+// even when a panic unwinds through here (net/http recovers a handler's
+// panic; a lead held forever would stop every later Write).
+func (c *committer) runQueuedAndRelease() {
+	defer func() { <-c.lead }()
+	c.runQueued()
 }
 
 // withdraw removes r from the queue and reports whether it was still
@@ -172,6 +179,10 @@ func (c *committer) queued() int {
 	return len(c.queue)
 }
 
+// errAborted answers the requests of a group that a panic interrupted;
+// their outcome is unknown.
+var errAborted = errors.New("bolt: write aborted by a panic in its commit group")
+
 // errUnchanged rolls back a transaction that changed nothing.
 var errUnchanged = errors.New("bolt: nothing to commit")
 
@@ -179,6 +190,19 @@ var errUnchanged = errors.New("bolt: nothing to commit")
 // error other than a failed condition it rolls back and runs each request
 // alone.
 func (c *committer) run(group []*request) {
+	defer func() {
+		if p := recover(); p != nil {
+			// Answer whoever is still waiting (a full buffer already holds
+			// its answer), then go on panicking.
+			for _, r := range group {
+				select {
+				case r.done <- errAborted:
+				default:
+				}
+			}
+			panic(p)
+		}
+	}()
 	results := make([]error, len(group))
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		w := newWriter(tx)

@@ -265,3 +265,25 @@ func crashChild(path string) {
 	}
 	wg.Wait()
 }
+
+func TestGroupCommitLeaderPanicReleasesLead(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	defer s.Close()
+	bolt.BeforeFirstGroup(s, func(func() int) { panic("leader fails") })
+	put := func(sk string) error {
+		return s.Write(ctx, []store.Op{store.Put(&store.Item{PK: "P", SK: sk}, store.Unconditional)})
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "leader fails" {
+				t.Errorf("Write with a panicking leader recovered %v, want the panic", p)
+			}
+		}()
+		_ = put("first")
+	}()
+	// A lead still held would block this Write forever.
+	if err := put("second"); err != nil {
+		t.Errorf("Write after a leader panicked = %v, want nil", err)
+	}
+}
