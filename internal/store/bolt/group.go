@@ -89,9 +89,7 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 	case err := <-r.done:
 		return err
 	case c.lead <- struct{}{}:
-		c.runQueuedAndRelease()
-		// r was queued before this leader started, so this leader or an
-		// earlier one (which answered before giving up the lead) took it.
+		c.leadUntilAnswered(r)
 		return <-r.done
 	case <-ctx.Done():
 		if c.withdraw(r) {
@@ -101,12 +99,17 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 	}
 }
 
-// runQueuedAndRelease runs the queued requests and then gives up the lead,
-// even when a panic unwinds through here (net/http recovers a handler's
-// panic; a lead held forever would stop every later Write).
-func (c *committer) runQueuedAndRelease() {
+// leadUntilAnswered runs groups until r has its answer, then gives up the
+// lead. One group may not reach r (maxGroup of them queued ahead of it),
+// and nobody else may be left to lead. r was queued before this leader
+// started, so each group moves it forward or answers it. The lead is given
+// up even when a panic unwinds through here: net/http recovers a handler's
+// panic, and a lead held forever would stop every later Write.
+func (c *committer) leadUntilAnswered(r *request) {
 	defer func() { <-c.lead }()
-	c.runQueued()
+	for len(r.done) == 0 {
+		c.runQueued()
+	}
 }
 
 // withdraw removes r from the queue and reports whether it was still

@@ -287,3 +287,37 @@ func TestGroupCommitLeaderPanicReleasesLead(t *testing.T) {
 		t.Errorf("Write after a leader panicked = %v, want nil", err)
 	}
 }
+
+// TestGroupCommitOverflowingQueue queues more Writes than one group takes
+// behind a held leader; every one must be answered and written.
+func TestGroupCommitOverflowingQueue(t *testing.T) {
+	const n = 300 // over maxGroup (128) twice
+	ctx := context.Background()
+	s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	defer s.Close()
+	bolt.BeforeFirstGroup(s, func(queued func() int) {
+		for queued() < n {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = s.Write(ctx, []store.Op{store.Put(&store.Item{PK: "P", SK: fmt.Sprintf("%03d", i)}, store.Absent)})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("write %d = %v, want nil", i, err)
+		}
+	}
+	items, err := s.Query(ctx, store.Query{PK: "P", Limit: n + 1})
+	if err != nil || len(items) != n {
+		t.Errorf("Query(P) = %d items, %v, want %d", len(items), err, n)
+	}
+	if c := bolt.Commits(s); c > n/2 {
+		t.Errorf("commits for %d writes queued at once = %d, want them grouped", n, c)
+	}
+}
