@@ -24,3 +24,7 @@ func PutRaw(s *Store, pk, sk string, raw []byte) error {
 		return tx.Bucket(bucketItems).Put(tableKey(pk, sk), raw)
 	})
 }
+
+// InGroup makes every commit group call f inside its transaction, before
+// applying its members.
+func InGroup(s *Store, f func()) { s.group.inGroup = f }

@@ -68,6 +68,9 @@ type committer struct {
 	// beforeGroup, when set, runs in the leader before it takes the queue
 	// (tests use it to force a group deterministically).
 	beforeGroup func(c *committer)
+	// inGroup, when set, runs inside each group's transaction before its
+	// members are applied (tests use it to fail a group).
+	inGroup func()
 }
 
 func newCommitter(db *bbolt.DB, now func() time.Time, serial bool) *committer {
@@ -208,6 +211,9 @@ func (c *committer) run(group []*request) {
 	}()
 	results := make([]error, len(group))
 	err := c.db.Update(func(tx *bbolt.Tx) error {
+		if c.inGroup != nil {
+			c.inGroup()
+		}
 		w := newWriter(tx)
 		now := c.now().Unix()
 		changed := false

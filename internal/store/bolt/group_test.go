@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -319,5 +320,42 @@ func TestGroupCommitOverflowingQueue(t *testing.T) {
 	}
 	if c := bolt.Commits(s); c > n/2 {
 		t.Errorf("commits for %d writes queued at once = %d, want them grouped", n, c)
+	}
+}
+
+func TestGroupCommitPanicInTransactionAnswersWaiters(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	defer s.Close()
+	var panicked atomic.Bool
+	bolt.InGroup(s, func() {
+		if panicked.CompareAndSwap(false, true) {
+			panic("engine fails")
+		}
+	})
+	put := func(sk string) func() error {
+		return func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panic: %v", p)
+				}
+			}()
+			return s.Write(ctx, []store.Op{store.Put(&store.Item{PK: "P", SK: sk}, store.Unconditional)})
+		}
+	}
+	errs := queueInOrder(t, s, []func() error{put("lead"), put("follower")}, func(func() int) {})
+	if errs[0] == nil || !strings.HasPrefix(errs[0].Error(), "panic: engine fails") {
+		t.Errorf("leader's Write = %v, want the panic", errs[0])
+	}
+	if errs[1] == nil {
+		t.Errorf("follower's Write in the panicking group = nil, want an error")
+	}
+	for _, sk := range []string{"lead", "follower"} {
+		if it, err := s.Get(ctx, store.Key{PK: "P", SK: sk}); it != nil || err != nil {
+			t.Errorf("Get(P/%s) = %+v, %v, want nothing of the rolled-back group", sk, it, err)
+		}
+	}
+	if err := put("after")(); err != nil {
+		t.Errorf("Write after a group panicked = %v, want nil", err)
 	}
 }
