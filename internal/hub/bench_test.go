@@ -1,8 +1,15 @@
 package hub_test
 
 import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/apperr"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -87,4 +94,118 @@ func benchSaves(b *testing.B, h *hub.Hub, ag *hub.AgentInfo) {
 		}
 		rev = res.Checkpoint.Revision
 	}
+}
+
+// briefBench is a room with a brief of about briefBytes (escaped-heavy
+// Markdown, as decoding it is the cost at stake) and w members.
+func briefBench(b *testing.B, w, briefBytes int) (*hub.Hub, string, []hub.Credentials) {
+	b.Helper()
+	st := teststores.All()[0].Open(b, nil) // bolt
+	h := hub.New(st, hub.Options{})
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "bench")
+	if err != nil {
+		b.Fatalf("CreateBox: %v", err)
+	}
+	brief := strings.Repeat("- \"quoted\" <tag> & line\n", briefBytes/25)
+	room, err := h.Admin().CreateRoom(ctx, box.BoxID, "hot", brief)
+	if err != nil {
+		b.Fatalf("CreateRoom: %v", err)
+	}
+	var crs []hub.Credentials
+	for i := range w {
+		ag, err := h.Admin().CreateAgent(ctx, box.BoxID, fmt.Sprintf("writer-%d", i), "")
+		if err != nil {
+			b.Fatalf("CreateAgent: %v", err)
+		}
+		if _, err := h.Admin().AddMember(ctx, room.RoomID, ag.AgentID); err != nil {
+			b.Fatalf("AddMember: %v", err)
+		}
+		out, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
+		if err != nil {
+			b.Fatalf("Prime: %v", err)
+		}
+		crs = append(crs, hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID})
+	}
+	return h, room.RoomID, crs
+}
+
+// BenchmarkBriefConflict compares a room_brief_update at a stale revision
+// on a 60 KiB brief with room_get, which reads the brief's revision: a
+// losing CAS attempt should cost no more than reading the revision.
+func BenchmarkBriefConflict(b *testing.B) {
+	b.Run("stale_update", func(b *testing.B) {
+		h, room, crs := briefBench(b, 1, 60<<10)
+		ctx := context.Background()
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			i++
+			_, err := h.RoomBriefUpdate(ctx, crs[0], hub.RoomBriefUpdateInput{
+				Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("stale-%d", i)},
+				RoomID:   room, ExpectedRevision: 7, AppendMD: "late",
+			})
+			if e, ok := apperr.As(err); !ok || e.Code != apperr.RevisionConflict {
+				b.Fatalf("RoomBriefUpdate(stale) = %v, want REVISION_CONFLICT", err)
+			}
+		}
+	})
+	b.Run("room_get", func(b *testing.B) {
+		h, room, crs := briefBench(b, 1, 60<<10)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h.RoomGet(ctx, crs[0], hub.RoomIDInput{RoomID: room}); err != nil {
+				b.Fatalf("RoomGet: %v", err)
+			}
+		}
+	})
+}
+
+// BenchmarkBriefHotCAS has 16 members append to one 48 KiB brief at once,
+// each retrying a lost CAS at the revision the conflict reports. An op is
+// one successful append; it reports lost attempts and process CPU per
+// append.
+func BenchmarkBriefHotCAS(b *testing.B) {
+	const w = 16
+	h, room, crs := briefBench(b, w, 48<<10)
+	ctx := context.Background()
+	var appended, lost atomic.Int64
+	cpu := cpuTime(b)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i, cr := range crs {
+		wg.Go(func() {
+			rev := hub.Revision(1)
+			for n := 0; appended.Load() < int64(b.N); n++ {
+				out, err := h.RoomBriefUpdate(ctx, cr, hub.RoomBriefUpdateInput{
+					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("w%d-%d", i, n)},
+					RoomID:   room, ExpectedRevision: rev, AppendMD: "x",
+				})
+				if e, ok := apperr.As(err); ok && e.Code == apperr.RevisionConflict {
+					lost.Add(1)
+					rev = hub.Revision(*e.CurrentRevision)
+					continue
+				}
+				if err != nil {
+					b.Errorf("RoomBriefUpdate: %v", err)
+					return
+				}
+				appended.Add(1)
+				rev = out.Brief.Revision
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(lost.Load())/float64(appended.Load()), "conflicts/append")
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(appended.Load()), "cpu-ns/append")
+}
+
+// cpuTime is the CPU time (user and system) the process has used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -535,8 +535,13 @@ func briefDTO(room string, it *store.Item) (BriefDTO, error) {
 	if err != nil {
 		return BriefDTO{}, apperr.Normalize(err)
 	}
-	d.Revision, d.TextMD, d.UpdatedAt, d.UpdatedBy = Revision(it.Version), b.TextMD, timestamp(b.UpdatedAt), b.UpdatedBy
-	return d, nil
+	return b.dto(room, it.Version), nil
+}
+
+// dto is the record as revision version of room's brief.
+func (b briefRecord) dto(room string, version uint64) BriefDTO {
+	return BriefDTO{RoomID: room, Revision: Revision(version), TextMD: b.TextMD,
+		UpdatedAt: timestamp(b.UpdatedAt), UpdatedBy: b.UpdatedBy}
 }
 
 // RoomBriefOutput is the result of room_brief_get and room_brief_update.
@@ -618,28 +623,27 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 		if err != nil {
 			return nil, nil, err
 		}
-		current, text := uint64(0), ""
+		// The revision first: a losing attempt on a hot brief must not pay
+		// for decoding up to 64 KiB of text it will not use.
+		current, text := version(c.item(brief)), ""
+		if uint64(in.ExpectedRevision) != current {
+			return nil, nil, apperr.Conflict(current)
+		}
 		if it := c.item(brief); it != nil {
 			b, err := decode[briefRecord](it)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
-			current, text = it.Version, b.TextMD
-		}
-		if uint64(in.ExpectedRevision) != current {
-			return nil, nil, apperr.Conflict(current)
+			text = b.TextMD
 		}
 		text = appendParagraph(text, in.AppendMD)
 		if len(text) > MaxBriefBytes {
 			return nil, nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
 		}
 		bk := briefKey(room.ID)
-		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1,
-			Data: encode(briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID})}
-		d, err := briefDTO(room.ID, item)
-		if err != nil {
-			return nil, nil, err
-		}
+		rec := briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
+		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1, Data: encode(rec)}
+		d := rec.dto(room.ID, item.Version) // not decoded back from item: 64 KiB of JSON
 		// Checks in the order of the read path: membership, archive, then
 		// the CAS. When several fail, the first decides the answer, so a
 		// member removed meanwhile gets NOT_FOUND_OR_FORBIDDEN, never the

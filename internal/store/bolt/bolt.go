@@ -9,10 +9,11 @@
 // contain 0x00 (store.CheckWrite refuses it), which makes the separators
 // unambiguous. An item is in an index only when both its index keys are set.
 //
-// Consistency. Every Write is one bbolt read-write transaction: conditions
-// are all evaluated first, then every item and index entry is changed, or
-// nothing is. bbolt runs one writer at a time and readers on snapshots, so
-// reads (tables and indexes alike) are strongly consistent and Write is
+// Consistency. Every Write runs inside one bbolt read-write transaction
+// (shared with concurrent Writes, see group.go): its conditions are all
+// evaluated first, then every item and index entry is changed, or nothing
+// is. bbolt runs one writer at a time and readers on snapshots, so reads
+// (tables and indexes alike) are strongly consistent and Write is
 // serializable, stronger than the port requires.
 //
 // Expiry. Items whose ExpiresAt has passed stay in the file and are skipped
@@ -47,6 +48,10 @@ type Options struct {
 	// ErrLocked (default 1s). bbolt itself would wait forever, which would
 	// leave a second process hanging silently.
 	Timeout time.Duration
+	// SerialCommit gives every Write its own bbolt commit instead of
+	// sharing commits among concurrent Writes (group.go). Only benchmarks
+	// comparing the two want it.
+	SerialCommit bool
 }
 
 var (
@@ -57,8 +62,9 @@ var (
 
 // Store is the bbolt adapter of store.Store. It is safe for concurrent use.
 type Store struct {
-	db  *bbolt.DB
-	now func() time.Time
+	db    *bbolt.DB
+	now   func() time.Time
+	group *committer
 }
 
 var _ store.Store = (*Store)(nil)
@@ -95,7 +101,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: initialize %s: %w", path, err)
 	}
-	return &Store{db: db, now: opts.Now}, nil
+	return &Store{db: db, now: opts.Now, group: newCommitter(db, opts.Now, opts.SerialCommit)}, nil
 }
 
 // Close closes the database file, waiting for transactions in flight.

@@ -12,7 +12,7 @@ import (
 	"github.com/agentbox/agentbox/internal/store/storetest"
 )
 
-func openStore(t *testing.T, path string, opts bolt.Options) *bolt.Store {
+func openStore(t testing.TB, path string, opts bolt.Options) *bolt.Store {
 	t.Helper()
 	s, err := bolt.Open(path, opts)
 	if err != nil {

@@ -8,10 +8,11 @@ import (
 	bbolt "go.etcd.io/bbolt"
 )
 
-// Write applies ops atomically in one bbolt transaction; see store.Store.
-// Every condition is evaluated before anything changes, so failing ones
-// (all reported in one *store.ConditionFailedError, unwrapped) leave the
-// file as it was.
+// Write applies ops atomically; see store.Store. Every condition is
+// evaluated before anything of ops changes, so failing ones (all reported
+// in one *store.ConditionFailedError, unwrapped) leave the file as it was.
+// Concurrent Writes share one bbolt commit (group.go); each keeps its own
+// atomicity and its own result.
 func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := store.CheckWrite(ops); err != nil {
 		return err
@@ -27,61 +28,7 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt: write: %w", err)
 	}
-	now := s.now().Unix()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		w := writer{
-			items: tx.Bucket(bucketItems),
-			gsi1:  tx.Bucket(bucketGSI1),
-			gsi2:  tx.Bucket(bucketGSI2),
-		}
-		// stored[i] is what op i's key holds now, expired or not: index
-		// entries of an expired item must go when it is replaced.
-		stored := make([]*store.Item, len(ops))
-		var failed []int
-		for i, op := range ops {
-			k := op.OpKey()
-			it, err := load(w.items, k)
-			if err != nil {
-				return err
-			}
-			stored[i] = it
-			var live *store.Item
-			if it != nil && store.Live(it.ExpiresAt, now) {
-				live = it
-			}
-			if !store.Holds(op.Cond, live) {
-				failed = append(failed, i)
-			}
-		}
-		if len(failed) > 0 {
-			return store.NewConditionFailed(ops, failed)
-		}
-		for i, op := range ops {
-			old := stored[i]
-			var err error
-			switch op.Kind {
-			case store.OpPut:
-				err = w.replace(old, op.Item)
-			case store.OpDelete:
-				err = w.replace(old, nil)
-			case store.OpAdd:
-				next := &store.Item{PK: op.Key.PK, SK: op.Key.SK, ExpiresAt: op.ExpiresAt}
-				if old != nil && store.Live(old.ExpiresAt, now) {
-					cp := *old // old was decoded for this write; reuse it
-					next = &cp
-					if op.ExpiresAt != 0 {
-						next.ExpiresAt = op.ExpiresAt
-					}
-				}
-				next.Count += op.Delta
-				err = w.replace(old, next)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.group.write(ctx, ops)
 	if _, ok := store.ConditionFailed(err); ok {
 		return err
 	}
@@ -93,6 +40,72 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 
 type writer struct {
 	items, gsi1, gsi2 *bbolt.Bucket
+}
+
+func newWriter(tx *bbolt.Tx) writer {
+	return writer{
+		items: tx.Bucket(bucketItems),
+		gsi1:  tx.Bucket(bucketGSI1),
+		gsi2:  tx.Bucket(bucketGSI2),
+	}
+}
+
+// apply evaluates every condition of ops against the transaction's state
+// (which holds the effects of the group members applied before), then
+// applies all of ops, or none and returns *store.ConditionFailedError. It
+// reports whether it changed anything. Any other error leaves the
+// transaction partly changed: the caller must roll it back.
+func (w writer) apply(ops []store.Op, now int64) (changed bool, err error) {
+	// stored[i] is what op i's key holds now, expired or not: index
+	// entries of an expired item must go when it is replaced.
+	stored := make([]*store.Item, len(ops))
+	var failed []int
+	for i, op := range ops {
+		k := op.OpKey()
+		it, err := load(w.items, k)
+		if err != nil {
+			return false, err
+		}
+		stored[i] = it
+		var live *store.Item
+		if it != nil && store.Live(it.ExpiresAt, now) {
+			live = it
+		}
+		if !store.Holds(op.Cond, live) {
+			failed = append(failed, i)
+		}
+	}
+	if len(failed) > 0 {
+		return false, store.NewConditionFailed(ops, failed)
+	}
+	for i, op := range ops {
+		old := stored[i]
+		var err error
+		switch op.Kind {
+		case store.OpPut:
+			err = w.replace(old, op.Item)
+		case store.OpDelete:
+			err = w.replace(old, nil)
+		case store.OpAdd:
+			next := &store.Item{PK: op.Key.PK, SK: op.Key.SK, ExpiresAt: op.ExpiresAt}
+			if old != nil && store.Live(old.ExpiresAt, now) {
+				cp := *old // old was decoded for this write; reuse it
+				next = &cp
+				if op.ExpiresAt != 0 {
+					next.ExpiresAt = op.ExpiresAt
+				}
+			}
+			next.Count += op.Delta
+			err = w.replace(old, next)
+		case store.OpCheck:
+			continue
+		}
+		if err != nil {
+			return true, err
+		}
+		changed = true
+	}
+	return changed, nil
 }
 
 // replace swaps the stored item old (nil if none) for next (nil to
