@@ -104,13 +104,17 @@ func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int)
 	return winner
 }
 
+// armer is a store wrapper that can hold the next n writes until all n
+// have arrived (writeBarrier, conflictingWrite).
+type armer interface{ arm(n int) }
+
 // duplicates runs n calls of one mutation with one key at once, all reading
 // before any writes (b), so that none can answer from the record in its
 // first read: one must take effect and every other must lose the write on
 // the idempotency record and answer the winner's receipt, marked replayed.
 // Any error fails: both test engines isolate transactions and the kernel
 // retries an engine conflict. call reports whether its answer was a replay.
-func duplicates(t *testing.T, b *writeBarrier, n int, call func() (replayed bool, err error)) {
+func duplicates(t *testing.T, b armer, n int, call func() (replayed bool, err error)) {
 	t.Helper()
 	b.arm(n)
 	replayed := make([]bool, n)
