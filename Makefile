@@ -71,3 +71,24 @@ build-%Function:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) \
 		-o $(ARTIFACTS_DIR)/bootstrap \
 		./functions/$$(echo '$*' | sed -E 's/([a-z0-9])([A-Z])/\1_\2/g' | tr '[:upper:]' '[:lower:]')
+
+# ---------------------------------------------------------------------------
+# make mutate: mutation testing with gremlins (a go.mod tool) over the
+# domain core, the storage adapters and cursors. Not part of `make test` or
+# CI. To keep a mutant's run to about a second, the domain suite runs on the
+# embedded store only (AGENTBOX_TEST_ADAPTERS=bolt) with its database files
+# on tmpfs (TMPDIR), where fsync costs nothing; compiling each mutant
+# dominates. Reports (JSON) land in MUTATE_OUT.
+MUTATE_PKGS ?= ./internal/cursor ./internal/store ./internal/hub
+MUTATE_TMP ?= /dev/shm/agentbox-mutate
+MUTATE_OUT ?= .mutate
+
+.PHONY: mutate
+mutate:
+	@mkdir -p $(MUTATE_TMP) $(MUTATE_OUT)
+	@set -e; for p in $(MUTATE_PKGS); do \
+		echo "gremlins: $$p"; \
+		TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash \
+			--workers 2 --timeout-coefficient 10 \
+			-o $(MUTATE_OUT)/$$(echo $$p | tr / _ | tr -d .).json $$p; \
+	done
