@@ -664,3 +664,37 @@ func TestWriteErrorHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestUpperCaseIDsInPaths: a path parameter is a UUID in any case; the
+// upper-case spelling reaches the same resource (it used to be a 404).
+func TestUpperCaseIDsInPaths(t *testing.T) {
+	e := newEnv(t, boltStore(t), nil)
+	ctx := context.Background()
+	room, err := e.h.Admin().CreateRoom(ctx, e.box, "general", "")
+	if err != nil {
+		t.Fatalf("CreateRoom: %v", err)
+	}
+	if _, err := e.h.Admin().AddMember(ctx, room.RoomID, e.alice.AgentID); err != nil {
+		t.Fatalf("AddMember: %v", err)
+	}
+	sid := e.prime(e.alice.BoxKey)
+	var space struct {
+		Space struct {
+			ID string `json:"id"`
+		} `json:"space"`
+	}
+	e.do(t, req{method: "POST", path: "/v1/spaces", key: e.alice.BoxKey, session: sid,
+		body: `{"request_id":"r1","title":"Plans","goal":"g","visibility":"private"}`}).wantOK(t, "POST /v1/spaces", &space)
+	for _, path := range []string{
+		"/v1/rooms/" + strings.ToUpper(room.RoomID),
+		"/v1/rooms/" + strings.ToUpper(room.RoomID) + "/brief",
+		"/v1/spaces/" + strings.ToUpper(space.Space.ID),
+		"/v1/directory/" + strings.ToUpper(e.alice.AgentID),
+	} {
+		r := e.do(t, req{method: "GET", path: path, key: e.alice.BoxKey, session: sid})
+		r.wantOK(t, "GET "+path, nil)
+		if strings.Contains(string(r.body), strings.ToUpper(room.RoomID)) || strings.Contains(string(r.body), strings.ToUpper(space.Space.ID)) {
+			t.Errorf("GET %s = %s: want ids in canonical lower case", path, r.body)
+		}
+	}
+}
