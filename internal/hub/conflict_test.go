@@ -39,6 +39,15 @@ func (c *conflictingWrite) arm(n int) {
 	c.waiting, c.release, c.first = n, make(chan struct{}), nil
 }
 
+// setAlways makes every later write conflict (or none), counting attempts
+// afresh.
+func (c *conflictingWrite) setAlways(on bool) {
+	c.mu.Lock()
+	c.always = on
+	c.mu.Unlock()
+	c.attempts.Store(0)
+}
+
 func (c *conflictingWrite) Write(ctx context.Context, ops []store.Op) error {
 	c.attempts.Add(1)
 	c.mu.Lock()
@@ -156,10 +165,7 @@ func TestConflictRetryExhaustion(t *testing.T) {
 		var cw *conflictingWrite
 		f := newFixture(t, ad, withConflicts(&cw))
 		cr := f.prime(f.a)
-		cw.mu.Lock()
-		cw.always = true
-		cw.mu.Unlock()
-		cw.attempts.Store(0)
+		cw.setAlways(true)
 		_, err := save(f, cr, "busy", 0, "body")
 		e := wantCode(t, "CheckpointSave while every write conflicts", err, apperr.TemporarilyUnavailable)
 		if !e.Code.Retryable() || e.RetryAfter <= 0 {
@@ -168,9 +174,7 @@ func TestConflictRetryExhaustion(t *testing.T) {
 		if got := cw.attempts.Load(); got != 8 {
 			t.Errorf("write attempts = %d, want 8 (bounded retry)", got)
 		}
-		cw.mu.Lock()
-		cw.always = false
-		cw.mu.Unlock()
+		cw.setAlways(false)
 		out, err := save(f, cr, "busy", 0, "body")
 		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
 			t.Fatalf("retry after exhaustion = %+v, %v; want a fresh effect at revision 1", out, err)
@@ -187,10 +191,7 @@ func TestConflictRetryCancelled(t *testing.T) {
 		f := newFixture(t, ad, withConflicts(&cw))
 		cr := f.prime(f.a)
 		ctx, cancel := context.WithCancel(f.ctx)
-		cw.mu.Lock()
-		cw.always = true
-		cw.mu.Unlock()
-		cw.attempts.Store(0)
+		cw.setAlways(true)
 		// Cancel as soon as the first write has been refused: the call is
 		// then in its first backoff.
 		go func() {
