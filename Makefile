@@ -78,7 +78,7 @@ build-%Function:
 # CI. Test filters keep it to minutes: the domain suite runs on the embedded
 # store only (AGENTBOX_TEST_ADAPTERS=bolt) with its database files on tmpfs
 # (TMPDIR), where fsync costs nothing, so a mutant's run is about a second
-# and compiling it dominates (~10 s per mutant per worker on 2 cores). The
+# and compiling it dominates (~10 s per mutant per worker on 2 cores, hence the generous timeout coefficient: gremlins times the whole `go test`, compile included). The
 # default file set is the kernel (run, commit, retry, idempotency, cursor
 # secret, prime, checkpoint, deactivation) and the store's write paths; set
 # MUTATE_HUB_EXCLUDE= MUTATE_STORE_EXCLUDE= for everything (~900 + ~290
@@ -87,7 +87,7 @@ MUTATE_TMP ?= /dev/shm/agentbox-mutate
 MUTATE_OUT ?= .mutate
 MUTATE_HUB_EXCLUDE ?= ^(messages|spaces|rooms|directory|admin_rooms|admin|auth|memory|keys|session|validate|textfold|types|profile|hub|records|intent|files)\.go$$
 MUTATE_STORE_EXCLUDE ?= ^(dynamo/dynamotest/.*|bolt/(query|codec|bolt|sweep)\.go|dynamo/(dynamo|table|codec)\.go)$$
-GREMLINS = TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash --workers 2 --timeout-coefficient 10
+GREMLINS = TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash --workers 2 --timeout-coefficient 30
 
 .PHONY: mutate
 mutate:

@@ -146,3 +146,30 @@ func signed(key []byte, v int, agent, p, layout string) string {
 	tag, _ := json.Marshal(m.Sum(nil)[:16])
 	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(layout, tag)))
 }
+
+// TestMaxLenBoundary: a cursor of exactly MaxLen characters is accepted;
+// one character more is refused before any decoding.
+func TestMaxLenBoundary(t *testing.T) {
+	key := []byte("test-key-0123456789abcdef")
+	scope := cursor.Scope{Agent: "a1", Stream: "rooms", Epoch: 3, Key: key}
+	var atMax, over string
+	for n := 1; n < cursor.MaxLen && (atMax == "" || over == ""); n++ {
+		c := cursor.Encode(scope, pos{Name: strings.Repeat("x", n)})
+		switch {
+		case len(c) == cursor.MaxLen:
+			atMax = c
+		case len(c) > cursor.MaxLen && over == "":
+			over = c
+		}
+	}
+	if atMax == "" || over == "" {
+		t.Fatalf("could not build cursors of exactly %d and over %d characters", cursor.MaxLen, cursor.MaxLen)
+	}
+	var got pos
+	if err := cursor.Decode(atMax, scope, &got); err != nil {
+		t.Errorf("Decode(cursor of exactly MaxLen=%d characters) = %v, want it accepted", cursor.MaxLen, err)
+	}
+	if err := cursor.Decode(over, scope, &got); err == nil {
+		t.Errorf("Decode(cursor of %d characters) accepted, want CURSOR_INVALID over MaxLen=%d", len(over), cursor.MaxLen)
+	}
+}
