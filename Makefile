@@ -78,8 +78,9 @@ build-%Function:
 # CI. Test filters keep it to minutes: the domain suite runs on the embedded
 # store only (AGENTBOX_TEST_ADAPTERS=bolt) with its database files on tmpfs
 # (TMPDIR), where fsync costs nothing, so a mutant's run is about a second
-# and compiling it dominates (~10 s per mutant per worker on 2 cores, hence the generous timeout coefficient: gremlins times the whole `go test`, compile included). The
-# default file set is the kernel (run, commit, retry, idempotency, cursor
+# and compiling it dominates (~10 s per mutant per worker on 2 cores; hence
+# the large timeout coefficient: gremlins times the whole `go test`, compile
+# included). The default file set is the kernel (run, commit, retry, idempotency, cursor
 # secret, prime, checkpoint, deactivation) and the store's write paths; set
 # MUTATE_HUB_EXCLUDE= MUTATE_STORE_EXCLUDE= for everything (~900 + ~290
 # mutants: hours). Reports (JSON) land in MUTATE_OUT.
