@@ -3,6 +3,7 @@ package hub_test
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -262,4 +263,40 @@ func memberCount(t *testing.T, f *fixture, room string) int64 {
 	}
 	t.Fatalf("ListRooms: room %s missing", room)
 	return 0
+}
+
+// TestDeactivateRetriesOvertakenPass forces the interleaving in which the
+// owner changes the agent record after deactivation's marking pass read it
+// and before the pass writes its chunk: the chunk's write fails on the
+// agent's revision, and the pass must run again rather than report
+// success with the memberships unmarked.
+func TestDeactivateRetriesOvertakenPass(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		room := f.mustRoom("ops", "")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		crA := f.prime(f.a)
+		var writes atomic.Int32
+		hook = func() {
+			// Write 1 is the status, write 2 the first chunk of marks.
+			if writes.Add(1) == 2 {
+				if _, err := f.h.Admin().SetDirectoryListed(f.ctx, f.b.AgentID, true); err != nil {
+					t.Errorf("SetDirectoryListed racing the marks: %v", err)
+				}
+			}
+		}
+		if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
+			t.Fatalf("DeactivateAgent overtaken by a listing change: %v", err)
+		}
+		hook = func() {}
+		if writes.Load() < 4 {
+			t.Fatalf("%d writes: the forced interleaving did not happen", writes.Load())
+		}
+		got, err := f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: room.RoomID})
+		if err != nil || rosterHas(got.Roster, f.b.AgentID) || got.Roster.Count != 1 {
+			t.Fatalf("RoomGet after an overtaken pass = %+v, %v; want bob marked inactive (count 1)", got, err)
+		}
+	})
 }
