@@ -87,7 +87,7 @@ build-%Function:
 MUTATE_TMP ?= /dev/shm/agentbox-mutate
 MUTATE_OUT ?= .mutate
 MUTATE_HUB_EXCLUDE ?= ^(messages|spaces|rooms|directory|admin_rooms|admin|auth|memory|keys|session|validate|textfold|types|profile|hub|records|intent|files)\.go$$
-MUTATE_STORE_EXCLUDE ?= ^(dynamo/dynamotest/.*|bolt/(query|codec|bolt|sweep)\.go|dynamo/(dynamo|table|codec)\.go)$$
+MUTATE_STORE_EXCLUDE ?= ^((storetest|teststores|dynamo/dynamotest)/.*|bolt/(query|codec|bolt|sweep)\.go|dynamo/(dynamo|table|codec)\.go)$$
 GREMLINS = TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash --workers 2 --timeout-coefficient 30
 
 .PHONY: mutate
