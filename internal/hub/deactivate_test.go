@@ -40,7 +40,8 @@ func TestDeactivateAgent(t *testing.T) {
 			f.mustList(ag, true)
 		}
 		crA, crB := f.prime(f.a), f.prime(f.b)
-		if _, err := follow(f, crB, "f1", room.RoomID, 1, "all"); err != nil {
+		followed, err := follow(f, crB, "f1", room.RoomID, 1, "all")
+		if err != nil {
 			t.Fatalf("RoomFollow(bob, all): %v", err)
 		}
 		before, err := sendDM(f, crB, "m0", f.a.AgentID, "from bob, before")
@@ -161,6 +162,13 @@ func TestDeactivateAgent(t *testing.T) {
 			if got.Roster.Count != 3 || !rosterHas(got.Roster, f.b.AgentID) || got.Membership.Follow != "all" {
 				t.Fatalf("RoomGet after reactivation = roster %+v follow %s, want bob back (count 3) still following all", got.Roster, got.Membership.Follow)
 			}
+			// Membership revisions only grow: a room_follow prepared
+			// before the deactivation is stale.
+			if before := followed.Membership.FollowRevision; got.Membership.FollowRevision <= before {
+				t.Errorf("follow revision after deactivate and reactivate = %d, want above %d", got.Membership.FollowRevision, before)
+			}
+			_, err = follow(f, crB, "f2", room.RoomID, followed.Membership.FollowRevision, "mute")
+			wantCode(t, "RoomFollow(revision from before the deactivation)", err, apperr.RevisionConflict)
 			out, err := sendRoom(f, crA, "r1", room.RoomID, "welcome back", []string{f.b.AgentID}, []string{f.b.AgentID})
 			if err != nil || out.AttentionCount != 1 {
 				t.Fatalf("MessageSend(mention+request bob) = %+v, %v; want 1 attention row", out, err)

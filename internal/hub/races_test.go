@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -141,6 +142,37 @@ func TestSpaceMemberCounterContention(t *testing.T) {
 			if _, err := getSpace(f, f.prime(ag), sp.ID); err != nil {
 				t.Errorf("GetSpace by added agent %d: %v", i, err)
 			}
+		}
+	})
+}
+
+// TestCursorKeyCreatedOnFirstCall: a table whose cursor secret is missing
+// (made before secrets existed, or restored without it) gets one from the
+// first agent call of a fresh instance, and that instance's cursors work.
+func TestCursorKeyCreatedOnFirstCall(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		if err := f.raw.Write(f.ctx, []store.Op{store.Delete(store.Key{PK: "config#cursor", SK: "key"}, store.Present)}); err != nil {
+			t.Fatalf("deleting the cursor secret: %v", err)
+		}
+		fresh := hub.New(f.raw, hub.Options{Now: f.clock.Now})
+		p, err := fresh.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
+		if err != nil {
+			t.Fatalf("Prime on an instance with no secret anywhere: %v", err)
+		}
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: p.SessionID, Transport: "rest"}
+		for i := range 2 {
+			if _, err := fresh.SaveMemory(f.ctx, cr, hub.SaveMemoryInput{NoteRef: hub.NoteRef{ID: fmt.Sprintf("note-%d", i)},
+				Data: hub.SaveMemoryData{Content: "x"}}); err != nil {
+				t.Fatalf("SaveMemory: %v", err)
+			}
+		}
+		page, err := fresh.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Limit: 1}})
+		if err != nil || page.NextCursor == "" {
+			t.Fatalf("ListMemory(limit 1) = %+v, %v; want a cursor", page, err)
+		}
+		if _, err := fresh.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: page.NextCursor, Limit: 1}}); err != nil {
+			t.Fatalf("ListMemory(its own cursor): %v", err)
 		}
 	})
 }
