@@ -36,6 +36,10 @@ func TestCursorKeyCreationRace(t *testing.T) {
 				t.Fatalf("CreateBox on instance %d racing the secret's creation: %v", i, err)
 			}
 		}
+		// The first boxes create the secret, so agents' calls only read it.
+		if it, err := b.Store.Get(t.Context(), store.Key{PK: "config#cursor", SK: "key"}); err != nil || it == nil {
+			t.Fatalf("cursor secret after CreateBox = %v, %v; want it created", it, err)
+		}
 		ag, err := hubs[0].Admin().CreateAgent(t.Context(), boxes[0].BoxID, "alice", "")
 		if err != nil {
 			t.Fatalf("CreateAgent: %v", err)
