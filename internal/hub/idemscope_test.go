@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -81,6 +82,48 @@ func TestIdempotencyWindow(t *testing.T) {
 		out, err := save(f, cr, "k", 1, "other body")
 		if err != nil || out.Replayed || out.Checkpoint.Revision != 2 {
 			t.Fatalf("CheckpointSave(same key) 1s after 30 days = %+v, %v; want a fresh effect at revision 2", out, err)
+		}
+	})
+}
+
+// TestNoOpMutationRemembersItsKey: a keyed mutation that changes nothing
+// (adding a current member) still records its key, so a retry replays and
+// the key cannot be reused for another request.
+func TestNoOpMutationRemembersItsKey(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		sp := mustCreateSpace(f, cr, "private", "plans")
+		add := func(agent, key string) (*hub.SpaceMemberOutput, error) {
+			return f.h.AddSpaceMember(f.ctx, cr, hub.SpaceMemberInput{SpaceRef: hub.SpaceRef{ID: sp.ID},
+				Data: hub.SpaceMemberData{AgentID: agent, OpKey: hub.OpKey{OperationKey: key}}})
+		}
+		out, err := add(f.a.AgentID, "noop-1") // the creator is a member already
+		if err != nil || out.Membership.Changed {
+			t.Fatalf("AddSpaceMember(creator) = %+v, %v; want an unchanged no-op", out, err)
+		}
+		again, err := add(f.a.AgentID, "noop-1")
+		if err != nil || !again.Replayed {
+			t.Fatalf("AddSpaceMember(same no-op, same key) = %+v, %v; want a replay", again, err)
+		}
+		_, err = add(f.b.AgentID, "noop-1")
+		wantCode(t, "AddSpaceMember(other agent, key of a no-op)", err, apperr.IdempotencyConflict)
+	})
+}
+
+// TestStreamSequence: a stream's messages take consecutive sequences from
+// 1, each send moving the stream's counter up by one.
+func TestStreamSequence(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("ops", "")
+		f.mustAdd(room.RoomID, f.a)
+		cr := f.prime(f.a)
+		for want := hub.Revision(1); want <= 3; want++ {
+			out, err := sendRoom(f, cr, fmt.Sprintf("s%d", want), room.RoomID, "hi", nil, nil)
+			if err != nil || out.StreamSeq != want {
+				t.Fatalf("MessageSend #%d = %+v, %v; want stream_seq %d", want, out, err, want)
+			}
 		}
 	})
 }
