@@ -212,15 +212,20 @@ func TestConflictRetryCancelled(t *testing.T) {
 }
 
 // TestConcurrentPrime: 30 agent_prime calls on one session, all reading
-// before any writes. Priming is naturally idempotent: every one succeeds
-// (a loser finds the session primed as it would have left it).
+// before any writes. Priming is naturally idempotent: every one succeeds,
+// and a loser finds the session primed as it would have left it, so it
+// answers without writing again (the kernel's retry alone could exhaust).
 func TestConcurrentPrime(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
+		var writes atomic.Int64
+		f := newFixture(t, ad, withBarrier(&b), func(s store.Store) store.Store {
+			return &beforeWrite{Store: s, hook: func() { writes.Add(1) }}
+		})
 		cr := f.prime(f.a)
 		const n = 30
 		b.arm(n)
+		writes.Store(0)
 		errs := make([]error, n)
 		outs := make([]*hub.PrimeOutput, n)
 		var wg sync.WaitGroup
@@ -241,6 +246,11 @@ func TestConcurrentPrime(t *testing.T) {
 			if outs[i].SessionID != cr.SessionID || !outs[i].SessionResumed {
 				t.Errorf("Prime %d: session %s resumed=%v, want %s resumed", i, outs[i].SessionID, outs[i].SessionResumed, cr.SessionID)
 			}
+		}
+		// A loser answers from the winner's write instead of contending:
+		// one session write per prime, no retries.
+		if got := writes.Load(); got != n {
+			t.Errorf("%d concurrent primes made %d writes, want %d (a loser must not retry)", n, got, n)
 		}
 		if _, err := save(f, cr, "after", 0, "x"); err != nil {
 			t.Fatalf("CheckpointSave after concurrent primes: %v", err)
