@@ -71,3 +71,28 @@ build-%Function:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) \
 		-o $(ARTIFACTS_DIR)/bootstrap \
 		./functions/$$(echo '$*' | sed -E 's/([a-z0-9])([A-Z])/\1_\2/g' | tr '[:upper:]' '[:lower:]')
+
+# ---------------------------------------------------------------------------
+# make mutate: mutation testing with gremlins (a go.mod tool) over the
+# domain core, the storage adapters and cursors. Not part of `make test` or
+# CI. Test filters keep it to minutes: the domain suite runs on the embedded
+# store only (AGENTBOX_TEST_ADAPTERS=bolt) with its database files on tmpfs
+# (TMPDIR), where fsync costs nothing, so a mutant's run is about a second
+# and compiling it dominates (~10 s per mutant per worker on 2 cores; hence
+# the large timeout coefficient: gremlins times the whole `go test`, compile
+# included). The default file set is the kernel (run, commit, retry, idempotency, cursor
+# secret, prime, checkpoint, deactivation) and the store's write paths; set
+# MUTATE_HUB_EXCLUDE= MUTATE_STORE_EXCLUDE= for everything (~900 + ~290
+# mutants: hours). Reports (JSON) land in MUTATE_OUT.
+MUTATE_TMP ?= /dev/shm/agentbox-mutate
+MUTATE_OUT ?= .mutate
+MUTATE_HUB_EXCLUDE ?= ^(messages|spaces|rooms|directory|admin_rooms|admin|auth|memory|keys|session|validate|textfold|types|profile|hub|records|intent|files)\.go$$
+MUTATE_STORE_EXCLUDE ?= ^((storetest|teststores|dynamo/dynamotest)/.*|bolt/(query|codec|bolt|sweep)\.go|dynamo/(dynamo|table|codec)\.go)$$
+GREMLINS = TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash --workers 2 --timeout-coefficient 30
+
+.PHONY: mutate
+mutate:
+	@mkdir -p $(MUTATE_TMP) $(MUTATE_OUT)
+	$(GREMLINS) -o $(MUTATE_OUT)/cursor.json ./internal/cursor
+	$(GREMLINS) -o $(MUTATE_OUT)/store.json $(if $(MUTATE_STORE_EXCLUDE),-E '$(MUTATE_STORE_EXCLUDE)') ./internal/store
+	$(GREMLINS) -o $(MUTATE_OUT)/hub.json $(if $(MUTATE_HUB_EXCLUDE),-E '$(MUTATE_HUB_EXCLUDE)') ./internal/hub

@@ -261,6 +261,33 @@ func TestAdminScenario(t *testing.T) {
 				t.Errorf("set-profile = role %q version %d, want lead and 2", prof.Role, prof.ProfileVersion)
 			}
 
+			// A profile payload passes the one validator of stored JSON:
+			// credential-like fields are refused.
+			secretProfile := filepath.Join(t.TempDir(), "secret.json")
+			if err := os.WriteFile(secretProfile, []byte(`{"payload":{"api_key":"x"}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fails(t, admincli.ExitError, apperr.InvalidArgument, with("set-profile", "--agent", alice.AgentID, "--file", secretProfile)...)
+
+			// Deactivation locks the agent out with a working key;
+			// reactivation lets it back in. Ids are case-insensitive.
+			var deact hub.AgentInfo
+			ok(t, &deact, with("deactivate-agent", "--agent", strings.ToUpper(alice.AgentID))...)
+			if deact.Status != "inactive" || deact.AgentID != alice.AgentID {
+				t.Errorf("deactivate-agent = %+v, want alice inactive", deact)
+			}
+			if got := e.auth(t, rotated.BoxKey); got != apperr.AuthFailed {
+				t.Errorf("prime while deactivated: %q, want AUTH_FAILED", got)
+			}
+			var react hub.AgentInfo
+			ok(t, &react, with("reactivate-agent", "--agent", alice.AgentID)...)
+			if react.Status != "active" {
+				t.Errorf("reactivate-agent = %+v, want alice active", react)
+			}
+			if got := e.auth(t, rotated.BoxKey); got != "" {
+				t.Errorf("prime after reactivation: %q, want success", got)
+			}
+
 			// Revoking every key locks the agent out.
 			var revoked hub.AgentInfo
 			ok(t, &revoked, with("revoke-key", "--agent", alice.AgentID)...)

@@ -124,6 +124,23 @@ var commands = []*Command{
 		},
 	},
 	{
+		Name: "deactivate-agent",
+		Summary: "Deactivate an agent: it can no longer authenticate, leaves the directory, rosters and targets " +
+			"(unknown to other agents), and keeps its history and memberships. Running it again completes an interrupted run.",
+		Flags: []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.DeactivateAgent(ctx, args["agent"])
+		},
+	},
+	{
+		Name:    "reactivate-agent",
+		Summary: "Reactivate a deactivated agent: its keys work again and its card and memberships return.",
+		Flags:   []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.ReactivateAgent(ctx, args["agent"])
+		},
+	},
+	{
 		Name: "set-profile",
 		Summary: "Replace fields of an agent's private profile from a JSON file " +
 			`{"role": ..., "instructions_md": ..., "payload": {...}}; absent fields are kept.`,

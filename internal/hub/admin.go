@@ -74,7 +74,7 @@ func (a *Admin) keyItem(rec keyRecord) *store.Item {
 
 // CreateAgent creates an agent in box with a first key, returned once.
 func (a *Admin) CreateAgent(ctx context.Context, box, name, role string) (*AgentInfo, error) {
-	if err := checkUUID("box", box); err != nil {
+	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
 	if err := checkName("name", name); err != nil {
@@ -134,7 +134,8 @@ func (a *Admin) describe(ctx context.Context, rec *agentRecord) (*AgentInfo, err
 	return agentInfo(rec, p, it.Version), nil
 }
 
-// loadAgent reads an agent for an admin change.
+// loadAgent reads an agent for an admin change. Callers canonicalize the
+// id first (uuidArg), since they key other items by it too.
 func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint64, error) {
 	if err := checkUUID("agent", agent); err != nil {
 		return nil, 0, err
@@ -157,6 +158,9 @@ func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint
 // revision, retrying a few times when a concurrent admin change wins, and
 // writes the change's extra ops in the same atomic write.
 func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *agentRecord, now time.Time) ([]store.Op, error)) (*agentRecord, error) {
+	if err := uuidArg("agent", &agent); err != nil {
+		return nil, err
+	}
 	for attempt := 0; attempt < 5; attempt++ {
 		rec, ver, err := a.loadAgent(ctx, agent)
 		if err != nil {
@@ -207,6 +211,11 @@ func (a *Admin) RotateKey(ctx context.Context, agent string) (*AgentInfo, error)
 // empty. Calls with a revoked key fail with AUTH_FAILED at once, including
 // mutations already past their read.
 func (a *Admin) RevokeKey(ctx context.Context, agent, keyID string) (*AgentInfo, error) {
+	if keyID != "" {
+		if err := uuidArg("key", &keyID); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, _ time.Time) ([]store.Op, error) {
 		var ops []store.Op
 		var keep []string
@@ -241,6 +250,9 @@ type ProfileUpdate struct {
 // the agent's sessions answer PROFILE_OUTDATED to mutations until it reads
 // the profile again.
 func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*AgentInfo, error) {
+	if err := uuidArg("agent", &agent); err != nil {
+		return nil, err
+	}
 	var up ProfileUpdate
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
@@ -300,7 +312,7 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 // ListAgents lists a box's agents by name. It reads an index, so an agent
 // created a moment ago may appear a moment later on DynamoDB.
 func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error) {
-	if err := checkUUID("box", box); err != nil {
+	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)})

@@ -64,7 +64,7 @@ func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
 // CreateRoom creates a room in box, with a first brief when brief is not
 // empty (the owner's, revision 1).
 func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomInfo, error) {
-	if err := checkUUID("box", box); err != nil {
+	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
 	if err := checkName("name", name); err != nil {
@@ -99,7 +99,7 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 // loadRoom reads a room for an admin command with its brief revision and
 // member count.
 func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64, *RoomInfo, error) {
-	if err := checkUUID("room", room); err != nil {
+	if err := uuidArg("room", &room); err != nil {
 		return nil, 0, nil, err
 	}
 	items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), briefKey(room), memberCountKey(room)})
@@ -147,10 +147,10 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 // room must not be archived (ROOM_ARCHIVED). Adding a current member
 // changes nothing and reports the current membership with changed=false.
 func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipInfo, error) {
-	if err := checkUUID("room", room); err != nil {
+	if err := uuidArg("room", &room); err != nil {
 		return nil, err
 	}
-	if err := checkUUID("agent", agent); err != nil {
+	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
 	for range adminAttempts {
@@ -211,7 +211,10 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			store.Put(&store.Item{PK: amk.PK, SK: amk.SK, Version: epoch,
 				Data: encode(membershipRecord{RoomID: room, Epoch: epoch, JoinedAt: now})}, store.Absent),
 			store.Check(roomKey(room), store.AtVersion(items[0].Version)),
-			store.Check(agentKey(agent), store.Present),
+			// The agent record as read (active): a deactivation that
+			// commits first makes this write fail and the retry refuse,
+			// and one that commits later finds this membership to mark.
+			store.Check(agentKey(agent), store.AtVersion(items[1].Version)),
 			store.Add(memberCountKey(room), 1, 0),
 			store.Add(membershipGenKey(agent), 1, 0),
 			store.Check(roomHeadKey(room), casCond(items[4])),
@@ -234,10 +237,10 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 // Removing from an archived room is allowed (it withdraws read access).
 // An agent that is not a current member is NOT_FOUND_OR_FORBIDDEN.
 func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*MembershipInfo, error) {
-	if err := checkUUID("room", room); err != nil {
+	if err := uuidArg("room", &room); err != nil {
 		return nil, err
 	}
-	if err := checkUUID("agent", agent); err != nil {
+	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
 	for range adminAttempts {
@@ -267,11 +270,17 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		ledger.Active, ledger.LeftAt = false, now
 		ledger.RevisionFloor = max(ledger.RevisionFloor, items[2].Version)
 		ek := epochKey(room, agent)
+		// The member counter counts active members: an inactive one
+		// (deactivated agent) was already taken off it.
+		active := int64(1)
+		if mem.Inactive {
+			active = 0
+		}
 		err = a.h.st.Write(ctx, []store.Op{
 			store.Delete(roomMemberKey(room, agent), store.AtVersion(items[2].Version)),
 			store.Delete(agentMemberKey(agent, room), store.Unconditional),
 			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: started, Data: encode(ledger)}, ledgerCond),
-			store.Add(memberCountKey(room), -1, 0),
+			store.Add(memberCountKey(room), -active, 0),
 			store.Add(membershipGenKey(agent), 1, 0),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
@@ -289,7 +298,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 // ListRooms lists a box's rooms by name. It reads an index, so a room
 // created a moment ago may appear a moment later on DynamoDB.
 func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) {
-	if err := checkUUID("box", box); err != nil {
+	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(box)})
@@ -323,6 +332,17 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 // Only the owner decides this; the agent's own card fields are kept either
 // way and reappear when it is listed again.
 func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed bool) (*AgentInfo, error) {
+	return a.updateVisibility(ctx, agent, func(rec *agentRecord) { rec.DirectoryListed = listed })
+}
+
+// updateVisibility applies change (to the listing or the status) to the
+// agent record and rewrites the card with it in one write, so the card is
+// in the directory index exactly while visible(rec) holds. A change that
+// changes nothing writes nothing.
+func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(rec *agentRecord)) (*AgentInfo, error) {
+	if err := uuidArg("agent", &agent); err != nil {
+		return nil, err
+	}
 	for range adminAttempts {
 		rec, ver, err := a.loadAgent(ctx, agent)
 		if err != nil {
@@ -340,8 +360,9 @@ func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed boo
 			}
 			cardVer, cardCond = cardIt.Version, store.AtVersion(cardIt.Version)
 		}
-		unchanged := rec.DirectoryListed == listed
-		rec.DirectoryListed = listed
+		before := *rec
+		change(rec)
+		unchanged := before.DirectoryListed == rec.DirectoryListed && before.Status == rec.Status
 		if unchanged && (cardIt == nil && !visible(rec) || cardIt != nil && card.Listed == visible(rec)) {
 			return a.describe(ctx, rec)
 		}

@@ -622,44 +622,24 @@ func TestIdempotencyCanonicalPayload(t *testing.T) {
 	})
 }
 
+// TestConcurrentDuplicates forces the interleaving in which every
+// duplicate has read (and found no record) before any writes: the losers
+// must answer the winner's receipt from the failed write, not run twice.
 func TestConcurrentDuplicates(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+		var b *writeBarrier
+		f := newFixture(t, ad, withBarrier(&b))
 		cr := f.prime(f.a)
-		const n = 10
-		var wg sync.WaitGroup
-		outs := make([]*hub.CheckpointOutput, n)
-		errs := make([]error, n)
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				outs[i], errs[i] = save(f, cr, "dup", 0, "once")
-			}()
-		}
-		close(start)
-		wg.Wait()
-		fresh := 0
-		for i := range n {
-			if errs[i] != nil {
-				e, _ := apperr.As(errs[i])
-				if e != nil && e.Code == apperr.TemporarilyUnavailable {
-					continue // retryable; retried below
-				}
-				t.Fatalf("duplicate %d: %v", i, errs[i])
+		duplicates(t, b, 10, func() (bool, error) {
+			out, err := save(f, cr, "dup", 0, "once")
+			if err != nil {
+				return false, err
 			}
-			if outs[i].Checkpoint.Revision != 1 {
-				t.Errorf("duplicate %d: revision %d, want 1", i, outs[i].Checkpoint.Revision)
+			if out.Checkpoint.Revision != 1 {
+				return false, fmt.Errorf("revision %d, want 1", out.Checkpoint.Revision)
 			}
-			if !outs[i].Replayed {
-				fresh++
-			}
-		}
-		if fresh != 1 {
-			t.Fatalf("concurrent duplicates: %d took effect, want exactly 1", fresh)
-		}
+			return out.Replayed, nil
+		})
 		retry, err := save(f, cr, "dup", 0, "once")
 		if err != nil || !retry.Replayed || retry.Checkpoint.Revision != 1 {
 			t.Fatalf("retry = %+v, %v; want replay of revision 1", retry, err)

@@ -544,7 +544,8 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	return out, p, nil
 }
 
-// roster reads a room's current members.
+// roster reads a room's current active members: a deactivated agent's
+// membership is neither a target nor a recipient of attention.
 func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord, error) {
 	pk, prefix := rosterPrefix(room)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
@@ -556,6 +557,9 @@ func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord
 		m, err := decode[memberRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
+		}
+		if m.Inactive {
+			continue
 		}
 		members[m.AgentID] = m
 	}

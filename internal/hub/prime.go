@@ -95,10 +95,23 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	}
 	ops = append(ops, opsOf(rateOps)...)
 	if err := h.st.Write(ctx, ops); err != nil {
-		if _, ok := store.ConditionFailed(err); ok {
+		if _, ok := store.ConditionFailed(err); !ok {
+			return nil, storageErr(err)
+		}
+		if c.Session == nil {
 			return nil, errContended
 		}
-		return nil, storageErr(err)
+		// Another writer of this session (a concurrent prime, a touch)
+		// committed first. When it left the session primed for this agent
+		// at the profile version this call read, it did what this write
+		// would: answer from it instead of contending, so any number of
+		// concurrent primes of one session all succeed.
+		if done, err := h.primedAs(ctx, s.ID, c.AgentID, c.ProfileVersion); err != nil || !done {
+			if err != nil {
+				return nil, err
+			}
+			return nil, errContended
+		}
 	}
 
 	rooms, moreRooms, err := h.currentRooms(ctx, c.AgentID, MaxPrimeRooms)
@@ -126,6 +139,23 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		out.CheckpointMismatch = true
 	}
 	return out, nil
+}
+
+// primedAs reports whether session id is live, primed, bound to agent and
+// records profile version pv.
+func (h *Hub) primedAs(ctx context.Context, id, agent string, pv uint64) (bool, error) {
+	it, err := h.st.Get(ctx, sessionKey(id))
+	if err != nil {
+		return false, storageErr(err)
+	}
+	if it == nil {
+		return false, nil
+	}
+	cur, err := decode[sessionRecord](it)
+	if err != nil {
+		return false, apperr.Normalize(err)
+	}
+	return cur.Primed && cur.AgentID == agent && cur.ProfileVersion == pv, nil
 }
 
 // unread is the live unread count: attention rows ever written (the inbox

@@ -98,6 +98,10 @@ type memberRecord struct {
 	// StartSeq is the first room stream sequence this epoch may read: the
 	// room's head when the member was added, plus one.
 	StartSeq uint64 `json:"start_seq,omitempty"`
+	// Inactive marks the membership of a deactivated agent
+	// (admin_status.go): kept, but absent from rosters and targets, and
+	// not counted in the room's member counter.
+	Inactive bool `json:"inactive,omitempty"`
 }
 
 // membershipRecord is the agent-side copy of a current membership: only
@@ -382,6 +386,9 @@ func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *memberRecord, 
 		m, err := decode[memberRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
+		}
+		if m.Inactive {
+			continue
 		}
 		roster.Members = append(roster.Members, RosterEntry{AgentID: m.AgentID, Name: m.AgentName})
 	}

@@ -639,36 +639,13 @@ func TestMutationIdempotency(t *testing.T) {
 					}
 				})
 				t.Run("ConcurrentDuplicates", func(t *testing.T) {
-					f := newFixture(t, ad)
+					var b *writeBarrier
+					f := newFixture(t, ad, withBarrier(&b))
 					env, cr := newRoomEnv(f)
-					const n = 8
-					res := make([]result, n)
-					errs := make([]error, n)
-					var wg sync.WaitGroup
-					start := make(chan struct{})
-					for i := range n {
-						wg.Go(func() {
-							<-start
-							res[i], errs[i] = mu.call(f, cr, env, "dup", 0)
-						})
-					}
-					close(start)
-					wg.Wait()
-					fresh := 0
-					for i := range n {
-						if errs[i] != nil {
-							if e, _ := apperr.As(errs[i]); e != nil && e.Code == apperr.TemporarilyUnavailable {
-								continue
-							}
-							t.Fatalf("duplicate %d: %v", i, errs[i])
-						}
-						if !res[i].replayed {
-							fresh++
-						}
-					}
-					if fresh != 1 {
-						t.Fatalf("%s: %d concurrent duplicates took effect, want exactly 1", mu.name, fresh)
-					}
+					duplicates(t, b, 8, func() (bool, error) {
+						r, err := mu.call(f, cr, env, "dup", 0)
+						return r.replayed, err
+					})
 					retry, err := mu.call(f, cr, env, "dup", 0)
 					if err != nil || !retry.replayed {
 						t.Fatalf("%s retry = %+v, %v; want a replay", mu.name, retry, err)

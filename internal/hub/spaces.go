@@ -169,8 +169,9 @@ func checkSpaceStatus(s string) error {
 	return apperr.Invalid("status", "must be active, paused or archived")
 }
 
-// checkSpaceID requires a UUID: space ids are minted by create_space.
-func checkSpaceID(id string) error { return checkUUID("id", id) }
+// checkSpaceID requires a UUID (space ids are minted by create_space) and
+// canonicalizes it to lower case in place, as uuidArg does.
+func checkSpaceID(id *string) error { return uuidArg("id", id) }
 
 // canSeeSpace reports whether c may see the space: same box, and public or a
 // member. Every read and write of a space goes through it.
@@ -311,7 +312,7 @@ type GetSpaceOutput struct {
 // GetSpace returns a space the caller may see, with its member list when
 // it is private. It reads the table, so it is current.
 func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*GetSpaceOutput, error) {
-	if err := checkSpaceID(in.ID); err != nil {
+	if err := checkSpaceID(&in.ID); err != nil {
 		return nil, err
 	}
 	var space, member, members slot
@@ -367,7 +368,7 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 	if d.ExpectedVersion < 1 {
 		return nil, apperr.Invalid("expected_version", "must be at least 1")
 	}
-	if err := firstInvalid(checkSpaceID(in.ID), checkTitle(d.Title), checkGoal(d.Goal), checkSpaceStatus(d.Status),
+	if err := firstInvalid(checkSpaceID(&in.ID), checkTitle(d.Title), checkGoal(d.Goal), checkSpaceStatus(d.Status),
 		checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
@@ -602,7 +603,7 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 		tool = "add_space_member"
 	}
 	d := in.Data
-	if err := firstInvalid(checkSpaceID(in.ID), uuidArg("agent_id", &d.AgentID), checkOperationKey(d.OperationKey)); err != nil {
+	if err := firstInvalid(checkSpaceID(&in.ID), uuidArg("agent_id", &d.AgentID), checkOperationKey(d.OperationKey)); err != nil {
 		return nil, err
 	}
 	m := newMutation(tool, d.OperationKey, struct{ ID, AgentID string }{in.ID, d.AgentID})

@@ -134,7 +134,7 @@ type Auth struct {
 
 // Mutation is embedded in every seed-000 mutation input.
 type Mutation struct {
-	IdempotencyKey string `json:"idempotency_key" desc:"One stable ID for this logical action, scoped to you and this tool. Keep it when retrying an uncertain result; use a new one for a new action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
+	IdempotencyKey string `json:"idempotency_key" desc:"One stable ID for this logical action, scoped to you for 30 days across every tool (the same ID on another tool is IDEMPOTENCY_CONFLICT). Keep it when retrying an uncertain result; use a new one for a new action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
 }
 
 // ArgumentKey returns the box_key argument, for the registry to pass on as

@@ -140,6 +140,11 @@ func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args 
 		}
 		return nil, apperr.Invalid("", "arguments: "+err.Error())
 	}
+	if t.Shape == IDData {
+		if err := refuseArgumentKey(args); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.Input.Validate(args); err != nil {
 		var ve *schema.ValidationError
 		if !errors.As(err, &ve) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/schema"
 )
 
@@ -227,4 +228,33 @@ func mustJSON(tool string, v any) json.RawMessage {
 		panic("registry: rendering " + tool + " examples: " + err.Error())
 	}
 	return b
+}
+
+// refuseArgumentKey answers a seed-002 call that carries box_key, in its
+// arguments or in data (REST: the body), with an error that says what to do
+// instead. Seed 000 tells agents to include box_key in every call, but seed
+// 002's schemas are strict and have no such field; the schema's generic
+// "property not allowed" would leave such an agent stuck. The key's value
+// is never echoed.
+func refuseArgumentKey(args []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(args, &top) != nil {
+		return nil // not an object: the schema check answers
+	}
+	field := ""
+	if _, ok := top["box_key"]; ok {
+		field = "box_key"
+	} else if raw, ok := top["data"]; ok {
+		var data map[string]json.RawMessage
+		if json.Unmarshal(raw, &data) == nil {
+			if _, ok := data["box_key"]; ok {
+				field = "data.box_key"
+			}
+		}
+	}
+	if field == "" {
+		return nil
+	}
+	return apperr.Invalid(field, "not accepted by this tool: send the key as 'Authorization: Bearer <key>'").
+		WithNext("Remove box_key from the arguments and send the key in the 'Authorization: Bearer <key>' header.")
 }

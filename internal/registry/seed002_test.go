@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -300,5 +301,44 @@ func TestGetHelpRendersSeed002(t *testing.T) {
 		if got[k] == nil {
 			t.Errorf("get_help(update_space) lacks %s", k)
 		}
+	}
+}
+
+// TestSeed002RefusesBoxKey: an agent following seed 000 ("all calls include
+// box_key") sends box_key to a seed-002 tool too. The answer must name the
+// field and say where the key goes instead, never echo the key, and be the
+// same for every seed-002 tool, before any authentication or schema work.
+func TestSeed002RefusesBoxKey(t *testing.T) {
+	const key = "abk_THIS-IS-THE-SECRET-VALUE"
+	ad := teststores.All()[0]
+	h := hub.New(ad.Open(t, nil), hub.Options{})
+	r := registry.New()
+	cases := []struct {
+		name, tool, args, field string
+	}{
+		{"InData", "update_space", `{"id":"7b0e1c1e-3c5a-4c1e-9a51-2f0c0b7f6a10","data":{"expected_version":1,"title":"t","goal":"g","status":"active","box_key":"` + key + `"}}`, "data.box_key"},
+		{"TopLevel", "update_space", `{"id":"7b0e1c1e-3c5a-4c1e-9a51-2f0c0b7f6a10","box_key":"` + key + `","data":{"expected_version":1,"title":"t","goal":"g","status":"active"}}`, "box_key"},
+		{"NoIDTool", "list_memory", `{"data":{"box_key":"` + key + `"}}`, "data.box_key"},
+		{"CreateSpace", "create_space", `{"data":{"request_id":"r1","title":"t","goal":"g","box_key":"` + key + `"}}`, "data.box_key"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, ok := r.Tool(tc.tool)
+			if !ok {
+				t.Fatalf("no tool %s", tc.tool)
+			}
+			_, err := tool.Invoke(context.Background(), h, hub.Credentials{}, []byte(tc.args))
+			e, ok := apperr.As(err)
+			if !ok || e.Code != apperr.InvalidArgument {
+				t.Fatalf("%s(%s) = %v, want INVALID_ARGUMENT", tc.tool, tc.args, err)
+			}
+			text := e.Message + " " + e.NextAction
+			if !strings.HasPrefix(e.Message, tc.field+":") || !strings.Contains(text, "Authorization: Bearer") {
+				t.Errorf("%s with box_key: message %q next %q, want it to name %s and say 'Authorization: Bearer'", tc.tool, e.Message, e.NextAction, tc.field)
+			}
+			if strings.Contains(text, "SECRET") {
+				t.Errorf("%s with box_key: the error echoes the key: %q", tc.tool, text)
+			}
+		})
 	}
 }

@@ -143,19 +143,92 @@ func TestAuthFailed(t *testing.T) {
 	})
 }
 
-// TestBoxIsolation: a key of another box works in its own box and sees
-// nothing of this one.
+// TestBoxIsolation: two boxes hold resources of the same names — a room
+// "general", a public space "Shared", a memory note "plan", an agent named
+// alice — and carol, of the other box, must see only her own: every
+// listing, read and search answers from her box, and an id of this box is
+// answered exactly like an id that does not exist. Nothing carol receives
+// names a resource of alice's box.
 func TestBoxIsolation(t *testing.T) {
 	e := newEnv(t, boltStore(t), nil)
-	aliceSID := e.prime(e.alice.BoxKey)
-	e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: e.alice.BoxKey, session: aliceSID, body: saveBody("0", "k", "alice's")}).
-		wantOK(t, "PUT /v1/checkpoint (alice)", nil)
+	ctx := context.Background()
+	adm := e.h.Admin()
+	aliceSID, carolSID := e.prime(e.alice.BoxKey), e.prime(e.carol.BoxKey)
+	as := func(key, sid string) func(method, path, body string) resp {
+		return func(method, path, body string) resp {
+			return e.do(t, req{method: method, path: path, key: key, session: sid, body: body})
+		}
+	}
+	alice, carol := as(e.alice.BoxKey, aliceSID), as(e.carol.BoxKey, carolSID)
 
-	carolSID := e.prime(e.carol.BoxKey)
-	var got checkpointOut
-	e.do(t, req{method: "GET", path: "/v1/checkpoint", key: e.carol.BoxKey, session: carolSID}).wantOK(t, "GET /v1/checkpoint (carol)", &got)
-	if got.Checkpoint.Revision != "0" || got.Checkpoint.BodyMD != "" {
-		t.Errorf("carol's checkpoint: got revision %q body %q, want \"0\" and empty", got.Checkpoint.Revision, got.Checkpoint.BodyMD)
+	// Same names on both sides.
+	rooms := map[string]string{}
+	for who, box := range map[string]string{"alice": e.box, "carol": e.carol.BoxID} {
+		r, err := adm.CreateRoom(ctx, box, "general", "")
+		if err != nil {
+			t.Fatalf("CreateRoom(general, %s's box): %v", who, err)
+		}
+		rooms[who] = r.RoomID
+	}
+	for who, ag := range map[string]*hub.AgentInfo{"alice": e.alice, "carol": e.carol} {
+		if _, err := adm.AddMember(ctx, rooms[who], ag.AgentID); err != nil {
+			t.Fatalf("AddMember(%s): %v", who, err)
+		}
+		if _, err := adm.SetDirectoryListed(ctx, ag.AgentID, true); err != nil {
+			t.Fatalf("SetDirectoryListed(%s): %v", who, err)
+		}
+	}
+	otherAlice, err := adm.CreateAgent(ctx, e.carol.BoxID, "alice", "coder")
+	if err != nil {
+		t.Fatalf("CreateAgent(alice in carol's box): %v", err)
+	}
+	if _, err := adm.SetDirectoryListed(ctx, otherAlice.AgentID, true); err != nil {
+		t.Fatalf("SetDirectoryListed: %v", err)
+	}
+	alice("PUT", "/v1/checkpoint", saveBody("0", "k", "alice's checkpoint")).wantOK(t, "PUT /v1/checkpoint (alice)", nil)
+	alice("PUT", "/v1/memory/plan", `{"expected_version":0,"content":"alice's plan"}`).wantOK(t, "PUT /v1/memory/plan (alice)", nil)
+	carol("PUT", "/v1/memory/plan", `{"expected_version":0,"content":"carol's plan"}`).wantOK(t, "PUT /v1/memory/plan (carol)", nil)
+	var space struct {
+		Space struct {
+			ID string `json:"id"`
+		} `json:"space"`
+	}
+	alice("POST", "/v1/spaces", `{"request_id":"r1","title":"Shared","goal":"g","visibility":"public"}`).wantOK(t, "POST /v1/spaces (alice)", &space)
+	carol("POST", "/v1/spaces", `{"request_id":"r1","title":"Shared","goal":"g","visibility":"public"}`).wantOK(t, "POST /v1/spaces (carol)", nil)
+
+	// What carol may never see.
+	leaks := []string{e.alice.AgentID, e.bob.AgentID, rooms["alice"], space.Space.ID, "alice's", e.box}
+	for _, c := range []struct{ method, path, body, want string }{
+		{"GET", "/v1/checkpoint", "", ""},
+		{"GET", "/v1/rooms", "", rooms["carol"]},
+		{"GET", "/v1/memory/plan", "", "carol's plan"},
+		{"GET", "/v1/memory", "", "plan"},
+		{"GET", "/v1/spaces", "", "Shared"},
+		{"POST", "/v1/directory/search", `{"query":"alice"}`, otherAlice.AgentID},
+	} {
+		r := carol(c.method, c.path, c.body)
+		r.wantOK(t, "carol "+c.method+" "+c.path, nil)
+		if !strings.Contains(string(r.body), c.want) {
+			t.Errorf("carol %s %s = %s, want her own %q", c.method, c.path, r.body, c.want)
+		}
+		for _, l := range leaks {
+			if strings.Contains(string(r.body), l) {
+				t.Errorf("carol %s %s = %s: leaks %q of the other box", c.method, c.path, r.body, l)
+			}
+		}
+	}
+	const unknown = "00000000-0000-4000-8000-0000000000ff"
+	for _, c := range []struct{ other, unknown string }{
+		{"/v1/rooms/" + rooms["alice"], "/v1/rooms/" + unknown},
+		{"/v1/rooms/" + rooms["alice"] + "/brief", "/v1/rooms/" + unknown + "/brief"},
+		{"/v1/spaces/" + space.Space.ID, "/v1/spaces/" + unknown},
+		{"/v1/directory/" + e.alice.AgentID, "/v1/directory/" + unknown},
+	} {
+		got, want := carol("GET", c.other, ""), carol("GET", c.unknown, "")
+		want.wantError(t, "carol GET "+c.unknown, http.StatusNotFound, apperr.NotFoundOrForbidden)
+		if got.status != want.status || string(got.body) != string(want.body) {
+			t.Errorf("carol GET %s = %d %s, want exactly the unknown id's %d %s", c.other, got.status, got.body, want.status, want.body)
+		}
 	}
 }
 
@@ -588,6 +661,40 @@ func TestWriteErrorHeaders(t *testing.T) {
 		rest.WriteError(w, tc.status, tc.err)
 		if w.Code != tc.wantStatus || w.Header().Get(tc.header) != tc.want {
 			t.Errorf("WriteError(%d, %s): got status %d %s %q, want %d %q", tc.status, tc.err.Code, w.Code, tc.header, w.Header().Get(tc.header), tc.wantStatus, tc.want)
+		}
+	}
+}
+
+// TestUpperCaseIDsInPaths: a path parameter is a UUID in any case; the
+// upper-case spelling reaches the same resource (it used to be a 404).
+func TestUpperCaseIDsInPaths(t *testing.T) {
+	e := newEnv(t, boltStore(t), nil)
+	ctx := context.Background()
+	room, err := e.h.Admin().CreateRoom(ctx, e.box, "general", "")
+	if err != nil {
+		t.Fatalf("CreateRoom: %v", err)
+	}
+	if _, err := e.h.Admin().AddMember(ctx, room.RoomID, e.alice.AgentID); err != nil {
+		t.Fatalf("AddMember: %v", err)
+	}
+	sid := e.prime(e.alice.BoxKey)
+	var space struct {
+		Space struct {
+			ID string `json:"id"`
+		} `json:"space"`
+	}
+	e.do(t, req{method: "POST", path: "/v1/spaces", key: e.alice.BoxKey, session: sid,
+		body: `{"request_id":"r1","title":"Plans","goal":"g","visibility":"private"}`}).wantOK(t, "POST /v1/spaces", &space)
+	for _, path := range []string{
+		"/v1/rooms/" + strings.ToUpper(room.RoomID),
+		"/v1/rooms/" + strings.ToUpper(room.RoomID) + "/brief",
+		"/v1/spaces/" + strings.ToUpper(space.Space.ID),
+		"/v1/directory/" + strings.ToUpper(e.alice.AgentID),
+	} {
+		r := e.do(t, req{method: "GET", path: path, key: e.alice.BoxKey, session: sid})
+		r.wantOK(t, "GET "+path, nil)
+		if strings.Contains(string(r.body), strings.ToUpper(room.RoomID)) || strings.Contains(string(r.body), strings.ToUpper(space.Space.ID)) {
+			t.Errorf("GET %s = %s: want ids in canonical lower case", path, r.body)
 		}
 	}
 }

@@ -197,7 +197,7 @@ func TestGroupCommitDropsCanceledWaiter(t *testing.T) {
 // in the file.
 func TestGroupCommitCrash(t *testing.T) {
 	if path := os.Getenv("AGENTBOX_GROUPCOMMIT_CRASH_DB"); path != "" {
-		crashChild(path)
+		groupCrashChild(path)
 		return
 	}
 	if testing.Short() {
@@ -240,9 +240,9 @@ func TestGroupCommitCrash(t *testing.T) {
 	}
 }
 
-// crashChild writes until killed, printing "ack pk/sk" after each Write
+// groupCrashChild writes until killed, printing "ack pk/sk" after each Write
 // that returned nil.
-func crashChild(path string) {
+func groupCrashChild(path string) {
 	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -7,6 +7,7 @@ package teststores
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -26,9 +27,25 @@ type Adapter struct {
 	Open func(t testing.TB, now func() time.Time) store.Store
 }
 
+// AdaptersEnv, when set, names the only adapter All returns ("bolt" or
+// "dynamo"): make mutate runs the domain suite on one engine to keep a
+// mutant's test run short. Unset, All returns both.
+const AdaptersEnv = "AGENTBOX_TEST_ADAPTERS"
+
 // All returns the embedded (bbolt) and DynamoDB (minidyn over HTTP)
-// adapters.
+// adapters, or only the one AdaptersEnv names.
 func All() []Adapter {
+	only := os.Getenv(AdaptersEnv)
+	var out []Adapter
+	for _, ad := range all() {
+		if only == "" || ad.Name == only {
+			out = append(out, ad)
+		}
+	}
+	return out
+}
+
+func all() []Adapter {
 	return []Adapter{
 		{Name: "bolt", Open: func(t testing.TB, now func() time.Time) store.Store {
 			t.Helper()
