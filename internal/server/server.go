@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/admincli"
@@ -216,24 +217,54 @@ func Start(cfg Config) (_ *Server, err error) {
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	s.api = newHTTPServer(Handler(h, reg, s.log), errLog)
 	go s.serve(s.api, s.apiLn)
+	sweepCtx, stop := context.WithCancel(context.Background())
+	s.stopSweep, s.sweepDone = stop, make(chan struct{})
+	var sweepers sync.WaitGroup
+	// The intent sweep finishes multi-write operations (a large fan-out,
+	// a long ACK) whose caller vanished between chunks; on Lambda a
+	// scheduled function does the same.
+	sweepers.Go(func() { s.sweepIntents(sweepCtx, h) })
 	if embedded != nil {
 		s.admin = newHTTPServer(admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")), errLog)
 		go s.serve(s.admin, s.adminLn)
-		sweepCtx, stop := context.WithCancel(context.Background())
-		s.stopSweep, s.sweepDone = stop, make(chan struct{})
-		go func() {
-			defer close(s.sweepDone)
+		sweepers.Go(func() {
 			embedded.SweepEvery(sweepCtx, sweepInterval, func(err error) {
 				s.log.Warn("expired-item sweep failed", "err", err)
 			})
-		}()
+		})
 	}
+	go func() {
+		sweepers.Wait()
+		close(s.sweepDone)
+	}()
 	if cfg.Table != "" {
 		s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "table", cfg.Table)
 		return s, nil
 	}
 	s.log.Info("agentbox serving", "addr", s.apiLn.Addr().String(), "data", cfg.DataDir)
 	return s, nil
+}
+
+// intentSweepInterval is how often the server finishes abandoned intents.
+const intentSweepInterval = 30 * time.Second
+
+// sweepIntents runs the hub's intent sweep every intentSweepInterval until
+// ctx ends.
+func (s *Server) sweepIntents(ctx context.Context, h *hub.Hub) {
+	t := time.NewTicker(intentSweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := h.Sweep(ctx, hub.SweepGrace, 100); err != nil {
+				s.log.Warn("intent sweep failed", "err", err)
+			} else if n > 0 {
+				s.log.Info("intent sweep finished abandoned operations", "count", n)
+			}
+		}
+	}
 }
 
 // newHTTPServer is an HTTP server with the timeouts and limits above.
