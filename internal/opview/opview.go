@@ -72,6 +72,7 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/{$}", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.js", v.file("static/app.js", "text/javascript; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.css", v.file("static/app.css", "text/css; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/favicon.svg", v.file("static/favicon.svg", "image/svg+xml"))
 	v.mux.HandleFunc("POST /ui/csp-report", v.report)
 	v.mux.HandleFunc("GET /ui/api/box", v.api(v.box))
 	v.mux.HandleFunc("GET /ui/api/requests", v.api(v.requests))
