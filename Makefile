@@ -24,7 +24,7 @@ run:
 	$(GO) build -o bin/agentbox ./cmd/agentbox
 	bin/agentbox serve --addr $(ADDR) --data $(DATA)
 
-test: fmt-check vet staticcheck
+test: fmt-check vet staticcheck test-deps
 	$(GO) test -race ./...
 
 fmt-check:
@@ -71,3 +71,21 @@ build-%Function:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) \
 		-o $(ARTIFACTS_DIR)/bootstrap \
 		./functions/$$(echo '$*' | sed -E 's/([a-z0-9])([A-Z])/\1_\2/g' | tr '[:upper:]' '[:lower:]')
+
+# ---- operator view (issue 15): browser test prerequisites and screenshots ----
+# The view's tests drive Debian's headless Chromium. test-deps installs it
+# when missing and running as root; otherwise it fails with the command.
+.PHONY: test-deps screenshots
+test-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update && apt-get install -y chromium; \
+		else \
+			echo "chromium is missing: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; \
+		fi; }
+
+# screenshots writes PNGs of the view's main pages from the test fixture.
+screenshots: test-deps
+	mkdir -p docs/screenshots
+	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser$$' ./internal/opview
+# ---- end operator view ----

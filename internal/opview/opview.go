@@ -54,9 +54,11 @@ const Prefix = "/ui/"
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; report-uri /ui/csp-report"
 
-// Routes are the view's routes, for the Lambda template: one function
-// serves them all.
-var Routes = []string{"GET /ui/", "GET /ui/{proxy+}", "POST /ui/csp-report"}
+// Routes are the view's API Gateway routes, for the template generator:
+// one function serves them all with New's handler (wrapped by lambdahttp).
+// A greedy {proxy+} needs at least one segment, so on the stack the page's
+// address is /ui/index.html; /ui/ serves the same shell locally.
+var Routes = []string{"GET /ui/{proxy+}", "POST /ui/csp-report"}
 
 // Handler serves the operator view.
 type Handler struct {
@@ -70,6 +72,7 @@ type Handler struct {
 func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v := &Handler{h: h, log: log, mux: http.NewServeMux()}
 	v.mux.HandleFunc("GET /ui/{$}", v.file("static/index.html", "text/html; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/index.html", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.js", v.file("static/app.js", "text/javascript; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.css", v.file("static/app.css", "text/css; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/favicon.svg", v.file("static/favicon.svg", "image/svg+xml"))
