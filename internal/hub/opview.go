@@ -26,9 +26,9 @@ import (
 //
 // Requests. Until request records and their indexes exist (the requests
 // issue), a request is what a message record carries: its requests field
-// names the agents asked. Open requests "in" per agent are the live
-// counter count#requests; "out" and the board come from recent room
-// messages (ViewScanMessages per room), each shown with status "open".
+// names the agents asked. Requests in and out per agent and the board all
+// come from recent room messages (ViewScanMessages per room), each shown
+// with status "open".
 // Requests replaces boardFromMessages when request records land.
 type OwnerView struct {
 	h   *Hub
@@ -56,12 +56,11 @@ func (v *OwnerView) BoxID() string { return v.box }
 
 // ViewAgent is one agent on the box page.
 type ViewAgent struct {
-	ID, Name, Role, Status string
-	LastSeen               time.Time
-	Unread                 int64
-	OldestUnread           time.Time
-	RequestsIn             int64
-	RequestsOut            int
+	ID, Name, Role, Status  string
+	LastSeen                time.Time
+	Unread                  int64
+	OldestUnread            time.Time
+	RequestsIn, RequestsOut int
 }
 
 // ViewRoom is one room on the box page.
@@ -202,8 +201,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 			return apperr.Normalize(err)
 		}
 		out.Agents = append(out.Agents, ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status})
-		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID),
-			requestCounterKey(a.ID), checkpointKey(a.ID))
+		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID), checkpointKey(a.ID))
 	}
 	got, err := v.h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -211,20 +209,22 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 	}
 	for i := range out.Agents {
 		a := &out.Agents[i]
-		row := got[5*i : 5*i+5]
+		row := got[4*i : 4*i+4]
 		if row[0] != nil {
 			if p, err := decode[profileRecord](row[0]); err == nil {
 				a.Role = p.Role
 			}
 		}
 		a.Unread = unread(row[1], row[2])
-		a.RequestsIn = count(row[3])
-		if row[4] != nil {
-			if c, err := decode[checkpointRecord](row[4]); err == nil {
+		if row[3] != nil {
+			if c, err := decode[checkpointRecord](row[3]); err == nil {
 				a.LastSeen = c.SavedAt
 			}
 		}
 		for _, m := range msgs {
+			if slices.Contains(m.rec.Requests, a.ID) {
+				a.RequestsIn++
+			}
 			if m.rec.AuthorID == a.ID {
 				if len(m.rec.Requests) > 0 {
 					a.RequestsOut++
@@ -343,7 +343,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 		return nil, apperr.Forbidden()
 	}
 	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(agent), profileKey(agent), inboxHeadKey(agent),
-		ackedCounterKey(agent), requestCounterKey(agent), checkpointKey(agent)})
+		ackedCounterKey(agent), checkpointKey(agent)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -355,15 +355,15 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
-		Unread: unread(got[2], got[3]), RequestsIn: count(got[4])}}
+		Unread: unread(got[2], got[3])}}
 	if got[1] != nil {
 		if p, err := decode[profileRecord](got[1]); err == nil {
 			out.Role = p.Role
 		}
 	}
-	if got[5] != nil {
-		out.CheckpointRevision = got[5].Version
-		if c, err := decode[checkpointRecord](got[5]); err == nil {
+	if got[4] != nil {
+		out.CheckpointRevision = got[4].Version
+		if c, err := decode[checkpointRecord](got[4]); err == nil {
 			out.CheckpointAt = c.SavedAt
 		}
 	}
@@ -382,6 +382,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 			out.RequestsIn = append(out.RequestsIn, r)
 		}
 	}
+	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
 	return out, nil
 }
 

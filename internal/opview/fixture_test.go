@@ -80,7 +80,8 @@ func newWorld(t *testing.T) *world {
 	log := slog.New(countingHandler{Handler: slog.DiscardHandler, n: w.csp})
 	w.h = hub.New(st, hub.Options{Logger: log})
 	w.srv = httptest.NewServer(server.Handler(w.h, registry.New(), log))
-	t.Cleanup(w.srv.Close)
+	// Browsers and MCP streams keep connections open; Close would wait.
+	t.Cleanup(func() { w.srv.CloseClientConnections(); w.srv.Close() })
 	ctx := context.Background()
 	w.admin = w.h.Admin()
 	must := func(v any, err error) any {
