@@ -23,8 +23,17 @@ func flatWriteArgs(room string) map[string]map[string]any {
 		"room_brief_update":     {"idempotency_key": "k", "room_id": room, "expected_revision": "1", "append_md": "x"},
 		"message_send":          {"idempotency_key": "k", "destination": map[string]any{"kind": "room", "room_id": room}, "body_md": "x"},
 		"inbox_ack":             {"idempotency_key": "k", "inbox_seqs": []string{"1"}},
+		// The requests issue's mutations (absent from the registry until
+		// it merges; unused entries are harmless).
+		"request_respond": {"idempotency_key": "k", "request_message_id": placeholder, "expected_revision": "0",
+			"status": "accepted", "body_md": "x"},
+		"file_access_report": {"idempotency_key": "k", "message_id": placeholder, "file_id": placeholder,
+			"expected_revision": "0", "state": "accessible"},
 	}
 }
+
+// placeholder is an id of valid shape that names nothing.
+const placeholder = "00000000-0000-4000-8000-000000000001"
 
 type call struct {
 	tool         *registry.Tool
@@ -46,9 +55,8 @@ func writeCalls(t *testing.T, room string) []call {
 			mc := tl.Contract().MCPContract
 			rc := tl.Contract().RESTContract.Requests[0]
 			// The examples name a placeholder id; any UUID is a valid shape.
-			const id = "00000000-0000-4000-8000-000000000001"
-			c.path, c.body = strings.ReplaceAll(rc.Path, "REPLACE_WITH_RESOURCE_ID", id), rc.ExampleBody
-			c.mcpArgs = json.RawMessage(strings.ReplaceAll(string(mc.ExampleArguments), "REPLACE_WITH_RESOURCE_ID", id))
+			c.path, c.body = strings.ReplaceAll(rc.Path, "REPLACE_WITH_RESOURCE_ID", placeholder), rc.ExampleBody
+			c.mcpArgs = json.RawMessage(strings.ReplaceAll(string(mc.ExampleArguments), "REPLACE_WITH_RESOURCE_ID", placeholder))
 		} else {
 			args, ok := flat[tl.Name]
 			if !ok {
