@@ -154,6 +154,10 @@ func TestBrowser(t *testing.T) {
 	if n := w.csp.Load(); n != 0 {
 		t.Errorf("CSP reports = %d, want 0", n)
 	}
+	if logs := w.logs.String(); strings.Contains(logs, "abo_") || !strings.Contains(logs, "/ui/api/box") {
+		t.Errorf("server log holds an owner key %t, logs the view's requests %t; want no key and the requests",
+			strings.Contains(logs, "abo_"), strings.Contains(logs, "/ui/api/box"))
+	}
 	if errs := consoleErrs(); len(errs) != 0 {
 		t.Errorf("console errors: %q, want none", errs)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -51,23 +52,42 @@ type world struct {
 	revkd  string // revoked owner key of box
 	sess   map[string]string
 	csp    *atomic.Int64
+	logs   *lockedLog
 	reqID  string // a message carrying a request
 }
 
-// countingHandler counts the view's CSP report log lines.
+// countingHandler counts the view's CSP report log lines and keeps every
+// line's text, so a test can prove no key reaches the log.
 type countingHandler struct {
 	slog.Handler
-	n *atomic.Int64
+	n   *atomic.Int64
+	log *lockedLog
 }
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 func (c countingHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Message == "ui csp violation report" {
 		c.n.Add(1)
 	}
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	c.log.b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		c.log.b.WriteString(" " + a.Key + "=" + a.Value.String())
+		return true
+	})
+	c.log.b.WriteString("\n")
 	return nil
 }
-func (c countingHandler) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c countingHandler) WithGroup(string) slog.Handler      { return c }
+func (c countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (c countingHandler) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c countingHandler) WithGroup(string) slog.Handler            { return c }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
@@ -76,8 +96,8 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	w := &world{t: t, sess: map[string]string{}, csp: &atomic.Int64{}}
-	log := slog.New(countingHandler{Handler: slog.DiscardHandler, n: w.csp})
+	w := &world{t: t, sess: map[string]string{}, csp: &atomic.Int64{}, logs: &lockedLog{}}
+	log := slog.New(countingHandler{Handler: slog.DiscardHandler, n: w.csp, log: w.logs})
 	w.h = hub.New(st, hub.Options{Logger: log})
 	w.srv = httptest.NewServer(server.Handler(w.h, registry.New(), log))
 	// Browsers and MCP streams keep connections open; Close would wait.
