@@ -5,8 +5,7 @@
 (function () {
   var REFRESH_MS = 3000;
   var storeName = "agentbox-owner-key";
-  var timer = null;
-  var inflight = false;
+  var latest = 0; // the newest request's number: older answers are dropped
 
   function $(id) { return document.getElementById(id); }
   function key() { return sessionStorage.getItem(storeName); }
@@ -36,15 +35,14 @@
   function load() {
     var k = key();
     if (!k) { showLogin(""); return; }
-    if (inflight) { return; }
-    inflight = true;
+    var seq = ++latest;
     var url = route();
     fetch(url, { headers: { "Authorization": "Bearer " + k }, credentials: "omit", cache: "no-store" })
       .then(function (res) {
         return res.text().then(function (body) { return { res: res, body: body }; });
       })
       .then(function (r) {
-        inflight = false;
+        if (seq !== latest) { return; }
         if (r.res.status === 401) {
           sessionStorage.removeItem(storeName);
           showLogin("The key was refused.");
@@ -56,7 +54,6 @@
         }
         $("login").hidden = true;
         $("nav").hidden = false;
-        if (url !== route()) { return; }
         var openThreads = {};
         document.querySelectorAll("li.message > details[open]").forEach(function (d) {
           openThreads[d.parentNode.id] = true;
@@ -71,7 +68,7 @@
         $("status").textContent = "updated " + new Date().toLocaleTimeString();
       })
       .catch(function () {
-        inflight = false;
+        if (seq !== latest) { return; }
         $("status").textContent = "offline; retrying";
       });
   }
@@ -91,7 +88,7 @@
     });
     window.addEventListener("hashchange", load);
     load();
-    timer = setInterval(load, REFRESH_MS);
+    setInterval(load, REFRESH_MS);
   }
 
   document.addEventListener("DOMContentLoaded", start);
