@@ -24,7 +24,7 @@ run:
 	$(GO) build -o bin/agentbox ./cmd/agentbox
 	bin/agentbox serve --addr $(ADDR) --data $(DATA)
 
-test: fmt-check vet staticcheck
+test: fmt-check vet staticcheck test-deps
 	$(GO) test -race ./...
 
 fmt-check:
@@ -96,3 +96,21 @@ mutate:
 	$(GREMLINS) -o $(MUTATE_OUT)/cursor.json ./internal/cursor
 	$(GREMLINS) -o $(MUTATE_OUT)/store.json $(if $(MUTATE_STORE_EXCLUDE),-E '$(MUTATE_STORE_EXCLUDE)') ./internal/store
 	$(GREMLINS) -o $(MUTATE_OUT)/hub.json $(if $(MUTATE_HUB_EXCLUDE),-E '$(MUTATE_HUB_EXCLUDE)') ./internal/hub
+
+# ---- operator view (issue 15): browser test prerequisites and screenshots ----
+# The view's tests drive Debian's headless Chromium. test-deps installs it
+# when missing and running as root; otherwise it fails with the command.
+.PHONY: test-deps screenshots
+test-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update && apt-get install -y chromium; \
+		else \
+			echo "chromium is missing: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; \
+		fi; }
+
+# screenshots writes PNGs of the view's main pages from the test fixture.
+screenshots: test-deps
+	mkdir -p docs/screenshots
+	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser$$' ./internal/opview
+# ---- end operator view ----

@@ -61,6 +61,10 @@ type Error struct {
 	// known; it travels as a decimal string (seed 000) or, for seed-002
 	// tools, as an integer in the transport's rendering.
 	CurrentRevision *uint64
+	// RequiredScope is set when a valid key lacked the OAuth scope the call
+	// needs: REST then answers 403 with WWW-Authenticate naming it
+	// (RFC 6750 insufficient_scope) instead of AUTH_FAILED's 401.
+	RequiredScope string
 	// cause is logged, never shown.
 	cause error
 }
@@ -100,6 +104,16 @@ func Wrap(code Code, message string, cause error) *Error {
 
 // WithNext replaces the next action.
 func (e *Error) WithNext(next string) *Error { e.NextAction = next; return e }
+
+// InsufficientScope is the answer to a valid key whose scope does not
+// cover the call: AUTH_FAILED (the key, not the arguments, is what must
+// change) carrying the scope needed, with a next action saying so.
+func InsufficientScope(scope string) *Error {
+	e := New(AuthFailed, "This key is read-only; the call needs the "+scope+" scope.")
+	e.RequiredScope = scope
+	return e.WithNext("Read tools work with this key; to change anything, ask the box owner for a key with the " +
+		scope + " scope (agentbox admin rotate-key --scope " + scope + ").")
+}
 
 // Conflict is REVISION_CONFLICT carrying the current revision.
 func Conflict(current uint64) *Error {

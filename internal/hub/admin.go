@@ -74,6 +74,15 @@ func (a *Admin) keyItem(rec keyRecord) *store.Item {
 
 // CreateAgent creates an agent in box with a first key, returned once.
 func (a *Admin) CreateAgent(ctx context.Context, box, name, role string) (*AgentInfo, error) {
+	return a.CreateAgentScoped(ctx, box, name, role, ScopeWrite)
+}
+
+// CreateAgentScoped is CreateAgent issuing a key of the given scope
+// (ScopeRead: a read-only key; keyscope.go).
+func (a *Admin) CreateAgentScoped(ctx context.Context, box, name, role, scope string) (*AgentInfo, error) {
+	if err := checkScope(scope); err != nil {
+		return nil, err
+	}
 	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
@@ -89,7 +98,7 @@ func (a *Admin) CreateAgent(ctx context.Context, box, name, role string) (*Agent
 	rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: name, Status: statusActive, CreatedAt: now}
 	prof := &profileRecord{Role: role, UpdatedAt: now}
 	key, kr := newKey(rec.ID)
-	kr.BoxID, kr.CreatedAt = box, now
+	kr.BoxID, kr.CreatedAt, kr.Scope = box, now, storedScope(scope)
 	rec.KeyIDs = []string{kr.KeyID}
 	err := a.h.st.Write(ctx, []store.Op{
 		store.Check(boxKey(box), store.Present),
@@ -185,10 +194,18 @@ func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *
 
 // RotateKey revokes every key of the agent and issues a new one, atomically.
 func (a *Admin) RotateKey(ctx context.Context, agent string) (*AgentInfo, error) {
+	return a.RotateKeyScoped(ctx, agent, ScopeWrite)
+}
+
+// RotateKeyScoped is RotateKey issuing a key of the given scope.
+func (a *Admin) RotateKeyScoped(ctx context.Context, agent, scope string) (*AgentInfo, error) {
+	if err := checkScope(scope); err != nil {
+		return nil, err
+	}
 	var key string
 	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, now time.Time) ([]store.Op, error) {
 		k, kr := newKey(rec.ID)
-		kr.BoxID, kr.CreatedAt = rec.BoxID, now
+		kr.BoxID, kr.CreatedAt, kr.Scope = rec.BoxID, now, storedScope(scope)
 		ops := []store.Op{store.Put(a.keyItem(kr), store.Absent)}
 		for _, id := range rec.KeyIDs {
 			ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))

@@ -34,26 +34,36 @@ type parsedKey struct {
 }
 
 func newKey(agentID string) (key string, rec keyRecord) {
-	aid := uuid.MustParse(agentID)
+	key, kid, sha := mintKey(keyPrefix, agentID)
+	return key, keyRecord{KeyID: kid, AgentID: agentID, SecretSHA: sha}
+}
+
+// mintKey makes a key of the given prefix for owner (an agent or, for
+// owner keys, a box): the key, its id and the hex SHA-256 of its secret.
+func mintKey(prefix, owner string) (key, keyID, secretSHA string) {
+	oid := uuid.MustParse(owner)
 	kid := uuid.New()
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		panic("hub: crypto/rand failed: " + err.Error())
 	}
 	raw := make([]byte, 0, 64)
-	raw = append(raw, aid[:]...)
+	raw = append(raw, oid[:]...)
 	raw = append(raw, kid[:]...)
 	raw = append(raw, secret...)
 	sum := sha256.Sum256(secret)
-	return keyPrefix + base64.RawURLEncoding.EncodeToString(raw),
-		keyRecord{KeyID: kid.String(), AgentID: agentID, SecretSHA: hex.EncodeToString(sum[:])}
+	return prefix + base64.RawURLEncoding.EncodeToString(raw), kid.String(), hex.EncodeToString(sum[:])
 }
 
-func parseKey(s string) (parsedKey, bool) {
-	if !strings.HasPrefix(s, keyPrefix) || len(s) != len(keyPrefix)+86 {
+func parseKey(s string) (parsedKey, bool) { return parseKeyWith(keyPrefix, s) }
+
+// parseKeyWith parses a key of the given prefix; agentID holds the owner
+// id (a box id for owner keys).
+func parseKeyWith(prefix, s string) (parsedKey, bool) {
+	if !strings.HasPrefix(s, prefix) || len(s) != len(prefix)+86 {
 		return parsedKey{}, false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(s[len(keyPrefix):])
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(prefix):])
 	if err != nil || len(raw) != 64 {
 		return parsedKey{}, false
 	}
@@ -62,14 +72,19 @@ func parseKey(s string) (parsedKey, bool) {
 	return parsedKey{agentID: aid.String(), keyID: kid.String(), secret: raw[32:]}, true
 }
 
-func (p parsedKey) matches(rec *keyRecord) bool {
-	want, err := hex.DecodeString(rec.SecretSHA)
+// secretMatches compares the secret with a stored hex SHA-256 in
+// constant time.
+func (p parsedKey) secretMatches(secretSHA string) bool {
+	want, err := hex.DecodeString(secretSHA)
 	if err != nil {
 		return false
 	}
 	got := sha256.Sum256(p.secret)
-	ok := subtle.ConstantTimeCompare(got[:], want) == 1
-	return ok && rec.AgentID == p.agentID && rec.KeyID == p.keyID
+	return subtle.ConstantTimeCompare(got[:], want) == 1
+}
+
+func (p parsedKey) matches(rec *keyRecord) bool {
+	return p.secretMatches(rec.SecretSHA) && rec.AgentID == p.agentID && rec.KeyID == p.keyID
 }
 
 // Credentials is what a transport saw of the caller. None of it is trusted
@@ -124,6 +139,9 @@ type Caller struct {
 	Attention *AttentionSummary
 	// inboxHead is the caller's inbox head as read with authentication.
 	inboxHead *store.Item
+	// ReadOnly is set when a presented key is scoped coordination:read;
+	// mutate refuses such a caller (keyscope.go).
+	ReadOnly bool
 }
 
 // sessionMode says what a call needs of its session.
@@ -224,6 +242,7 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	if agent.Status != statusActive {
 		return nil, nil, authFailed()
 	}
+	readOnly := false
 	for i, k := range keys {
 		it := items[2+i]
 		if it == nil {
@@ -233,9 +252,10 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		if err != nil || !k.matches(rec) || rec.BoxID != agent.BoxID {
 			return nil, nil, authFailed()
 		}
+		readOnly = readOnly || rec.Scope == ScopeRead
 	}
 	c := &Caller{BoxID: agent.BoxID, AgentID: agentID, Agent: agent, Profile: profile,
-		ProfileVersion: items[1].Version, Now: h.clock(), inboxHead: items[summaryAt]}
+		ProfileVersion: items[1].Version, Now: h.clock(), inboxHead: items[summaryAt], ReadOnly: readOnly}
 	c.Attention = &AttentionSummary{UnreadCount: unread(items[summaryAt], items[summaryAt+1]),
 		OpenRequestCount: count(items[summaryAt+2])}
 	if cr.Info != nil {

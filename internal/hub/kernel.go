@@ -209,6 +209,9 @@ func mutate[Out any, P interface {
 		if err != nil {
 			return nil, err
 		}
+		if c.ReadOnly {
+			return nil, insufficientScope()
+		}
 		if m.key != "" {
 			if out, done, err := replay[Out, P](ctx, h, m, c.item(idem)); done {
 				return out, err

@@ -47,6 +47,9 @@ type keyRecord struct {
 	BoxID     string    `json:"box_id"`
 	SecretSHA string    `json:"secret_sha256"`
 	CreatedAt time.Time `json:"created_at"`
+	// Scope is ScopeRead for a read-only key; empty (every key issued
+	// before scopes existed) is ScopeWrite.
+	Scope string `json:"scope,omitempty"`
 }
 
 // sessionRecord is a durable session. AgentID is empty for an MCP session

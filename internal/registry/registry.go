@@ -36,8 +36,8 @@ const (
 
 // OAuth scopes of the security scheme each contract names.
 const (
-	ScopeRead  = "coordination:read"
-	ScopeWrite = "coordination:write"
+	ScopeRead  = hub.ScopeRead
+	ScopeWrite = hub.ScopeWrite
 )
 
 // Hints are MCP tool annotations, each with the reason it holds: the

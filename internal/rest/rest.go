@@ -135,10 +135,13 @@ func writeError(w http.ResponseWriter, status int, e *apperr.Error, integerRevis
 		status = Status(e.Code)
 	}
 	h := w.Header()
-	switch e.Code {
-	case apperr.AuthFailed:
+	switch {
+	case e.RequiredScope != "":
+		status = http.StatusForbidden
+		h.Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+e.RequiredScope+`"`)
+	case e.Code == apperr.AuthFailed:
 		h.Set("WWW-Authenticate", "Bearer")
-	case apperr.RateLimited, apperr.TemporarilyUnavailable:
+	case e.Code == apperr.RateLimited, e.Code == apperr.TemporarilyUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(e.RetryAfter, 1)))
 	}
 	body, err := marshal(struct {

@@ -39,6 +39,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store"
@@ -307,13 +308,15 @@ func (s *Server) serve(srv *http.Server, ln net.Listener) {
 	}
 }
 
-// Handler is the agent plane: REST under /v1/, MCP at /mcp and a liveness
+// Handler is the agent plane: REST under /v1/, MCP at /mcp, the
+// read-only operator view at /ui/ (owner keys only) and a liveness
 // probe at GET /healthz. The Lambda functions serve the same REST and MCP
 // handlers; only this mux is local.
 func Handler(h *hub.Hub, reg *registry.Registry, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", rest.New(h, reg, log))
 	mux.Handle("/mcp", mcpserver.New(h, reg, log))
+	mux.Handle(opview.Prefix, opview.New(h, log))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -409,11 +412,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		if cfg.Region != "" {
 			admin += " --region " + cfg.Region
 		}
-		fmt.Fprintf(out, "agentbox is serving on DynamoDB table %s\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s\n",
-			cfg.Table, s.URL(), s.URL(), admin)
+		fmt.Fprintf(out, "agentbox is serving on DynamoDB table %s\n  MCP:   %s/mcp\n  REST:  %s/v1\n  view:  %s/ui/\n  admin: %s\n",
+			cfg.Table, s.URL(), s.URL(), s.URL(), admin)
 	} else {
-		fmt.Fprintf(out, "agentbox is serving\n  MCP:   %s/mcp\n  REST:  %s/v1\n  admin: %s (agentbox admin ... --data %s)\n",
-			s.URL(), s.URL(), s.SocketPath(), s.cfg.DataDir)
+		fmt.Fprintf(out, "agentbox is serving\n  MCP:   %s/mcp\n  REST:  %s/v1\n  view:  %s/ui/ (owner key: agentbox admin create-owner-key --box BOX)\n  admin: %s (agentbox admin ... --data %s)\n",
+			s.URL(), s.URL(), s.URL(), s.SocketPath(), s.cfg.DataDir)
 	}
 	var serveErr error
 	select {

@@ -1,0 +1,72 @@
+package admincli
+
+import (
+	"context"
+
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+// Owner keys and key scopes (issue 15). The scope flag is added to
+// create-agent and rotate-key here rather than in commands.go so that the
+// two commands keep one entry each and this change stays in its own file.
+func init() {
+	commands = append(commands, ownerCommands...)
+	scope := Flag{Name: "scope", Usage: "key scope: coordination:write (default) or coordination:read (a read-only key)"}
+	if c, ok := lookup("create-agent"); ok {
+		c.Flags = append(c.Flags, scope)
+		c.Run = func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.CreateAgentScoped(ctx, args["box"], args["name"], args["role"], scopeArg(args))
+		}
+	}
+	if c, ok := lookup("rotate-key"); ok {
+		c.Flags = append(c.Flags, scope)
+		c.Run = func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.RotateKeyScoped(ctx, args["agent"], scopeArg(args))
+		}
+	}
+}
+
+func scopeArg(args Args) string {
+	if s, ok := args["scope"]; ok {
+		return s
+	}
+	return hub.ScopeWrite
+}
+
+// ownerKeyList is list-owner-keys' output: an object, like list-agents'.
+type ownerKeyList struct {
+	BoxID string              `json:"box_id"`
+	Keys  []*hub.OwnerKeyInfo `json:"owner_keys"`
+}
+
+var ownerCommands = []*Command{
+	{
+		Name: "create-owner-key",
+		Summary: "Create an owner key for a box's read-only operator view (/ui/) and print it. " +
+			"The key is shown this once and never again.",
+		Flags: []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.CreateOwnerKey(ctx, args["box"])
+		},
+	},
+	{
+		Name:    "list-owner-keys",
+		Summary: "List a box's owner keys (ids and creation times; never the keys).",
+		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			keys, err := a.ListOwnerKeys(ctx, args["box"])
+			if err != nil {
+				return nil, err
+			}
+			return ownerKeyList{BoxID: args["box"], Keys: keys}, nil
+		},
+	},
+	{
+		Name:    "revoke-owner-key",
+		Summary: "Revoke an owner key; the view refuses it from its next request.",
+		Flags:   []Flag{{Name: "key", Usage: "owner key id (key_id from list-owner-keys)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.RevokeOwnerKey(ctx, args["key"])
+		},
+	},
+}

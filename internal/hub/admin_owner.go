@@ -1,0 +1,145 @@
+package hub
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Owner keys (issue 15).
+//
+// An owner key lets a person watch one box through the operator view,
+// read-only. It is "abo_" followed by base64url(box id ‖ key id ‖ secret),
+// the agent-key layout with a box in the agent's place, and only the
+// SHA-256 of the secret is stored. It is deliberately not an agent key: the
+// agent tools parse only "abk_" keys, so an owner key presented to a tool is
+// AUTH_FAILED like any malformed key, and the owner read API (opview.go)
+// accepts nothing but an owner key. Records live under their own partition
+// (okey#<id>), so no key id of one kind can ever resolve to a record of the
+// other.
+//
+//	okey#<key id>  key   owner key record; GSI1 box#<box>#ownerkeys / <created>#<key id>
+const ownerKeyPrefix = "abo_"
+
+func ownerKeyKey(keyID string) store.Key  { return store.Key{PK: "okey#" + keyID, SK: "key"} }
+func boxOwnerKeysIndex(box string) string { return "box#" + box + "#ownerkeys" }
+
+type ownerKeyRecord struct {
+	KeyID     string    `json:"key_id"`
+	BoxID     string    `json:"box_id"`
+	SecretSHA string    `json:"secret_sha256"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// OwnerKeyInfo describes an owner key. Key is set only when the key was
+// just created: it is shown once and never stored.
+type OwnerKeyInfo struct {
+	KeyID     string `json:"key_id"`
+	BoxID     string `json:"box_id"`
+	CreatedAt string `json:"created_at"`
+	Key       string `json:"owner_key,omitempty"`
+}
+
+func (r *ownerKeyRecord) info() *OwnerKeyInfo {
+	return &OwnerKeyInfo{KeyID: r.KeyID, BoxID: r.BoxID, CreatedAt: timestamp(r.CreatedAt)}
+}
+
+// CreateOwnerKey issues a read-only owner key for box, returned once.
+func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	now := a.h.clock()
+	key, kid, sha := mintKey(ownerKeyPrefix, box)
+	rec := &ownerKeyRecord{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now}
+	k := ownerKeyKey(kid)
+	err := a.h.st.Write(ctx, []store.Op{
+		store.Check(boxKey(box), store.Present),
+		store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec),
+			GSI1PK: boxOwnerKeysIndex(box), GSI1SK: now.UTC().Format(time.RFC3339Nano) + "#" + kid}, store.Absent),
+	})
+	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
+		return nil, apperr.Forbidden()
+	}
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	info := rec.info()
+	info.Key = key
+	return info, nil
+}
+
+// maxOwnerKeys bounds list-owner-keys: a box has a handful of owner keys.
+const maxOwnerKeys = 200
+
+// ListOwnerKeys lists a box's owner keys, oldest first. Never shows a key.
+func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo, error) {
+	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxOwnerKeysIndex(box), Limit: maxOwnerKeys})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]*OwnerKeyInfo, 0, len(items))
+	for _, it := range items {
+		rec, err := decode[ownerKeyRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out = append(out, rec.info())
+	}
+	return out, nil
+}
+
+// RevokeOwnerKey deletes an owner key; the next request with it is
+// refused like any unknown key.
+func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo, error) {
+	if err := checkUUID("key", keyID); err != nil {
+		return nil, err
+	}
+	it, err := a.h.st.Get(ctx, ownerKeyKey(keyID))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	rec, err := decode[ownerKeyRecord](it)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	if err := a.h.st.Write(ctx, []store.Op{store.Delete(ownerKeyKey(keyID), store.Unconditional)}); err != nil {
+		return nil, storageErr(err)
+	}
+	return rec.info(), nil
+}
+
+// OwnerBox authenticates an owner key and returns the box it sees. Any
+// failure (malformed, unknown, revoked, an agent key) is the same
+// AUTH_FAILED; nothing of the key is echoed.
+func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
+	p, ok := parseKeyWith(ownerKeyPrefix, key)
+	if !ok {
+		return "", ownerAuthFailed()
+	}
+	it, err := h.st.Get(ctx, ownerKeyKey(p.keyID))
+	if err != nil {
+		return "", storageErr(err)
+	}
+	if it == nil {
+		return "", ownerAuthFailed()
+	}
+	rec, err := decode[ownerKeyRecord](it)
+	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
+		return "", ownerAuthFailed()
+	}
+	return rec.BoxID, nil
+}
+
+func ownerAuthFailed() error {
+	return apperr.New(apperr.AuthFailed, "Authentication failed.").
+		WithNext("Send a valid owner key as 'Authorization: Bearer <key>'; ask the box owner for one (agentbox admin create-owner-key).")
+}

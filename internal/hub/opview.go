@@ -1,0 +1,584 @@
+package hub
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// The owner's read API (issue 15): what the operator view shows.
+//
+// Design note. An OwnerView is bound to the one box its owner key sees
+// (OwnerBox, admin_owner.go); every method checks that what it is asked for
+// belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
+// id of another box and an id that does not exist look the same. Nothing
+// here writes. Every read is bounded: a page of agents or rooms is at most
+// ViewPageSize items, a room timeline at most ViewTimelineSize messages, an
+// inbox backlog at most ViewPageSize rows, and the requests board and the
+// activity charts read at most ViewScanMessages recent messages per room of
+// the page — a page never reads more than a fixed number of items however
+// large the box grows.
+//
+// Requests. Until request records and their indexes exist (the requests
+// issue), a request is what a message record carries: its requests field
+// names the agents asked. Requests in and out per agent and the board all
+// come from recent room messages (ViewScanMessages per room), each shown
+// with status "open".
+// Requests replaces boardFromMessages when request records land.
+type OwnerView struct {
+	h   *Hub
+	box string
+}
+
+// View bounds.
+const (
+	ViewPageSize     = 50
+	ViewTimelineSize = 50
+	ViewScanMessages = 200
+)
+
+// OwnerView authenticates an owner key and returns the view of its box.
+func (h *Hub) OwnerView(ctx context.Context, key string) (*OwnerView, error) {
+	box, err := h.OwnerBox(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &OwnerView{h: h, box: box}, nil
+}
+
+// BoxID is the box this view sees.
+func (v *OwnerView) BoxID() string { return v.box }
+
+// ViewAgent is one agent on the box page.
+type ViewAgent struct {
+	ID, Name, Role, Status  string
+	LastSeen                time.Time
+	Unread                  int64
+	OldestUnread            time.Time
+	RequestsIn, RequestsOut int
+}
+
+// ViewRoom is one room on the box page.
+type ViewRoom struct {
+	ID, Name    string
+	Archived    bool
+	Members     int64
+	LastMessage time.Time
+	Messages    uint64
+}
+
+// ViewSpace is one public space on the box page.
+type ViewSpace struct {
+	ID, Title, Status string
+	Version           uint64
+}
+
+// ViewBox is the box page.
+type ViewBox struct {
+	BoxID, Name string
+	Agents      []ViewAgent
+	Rooms       []ViewRoom
+	Spaces      []ViewSpace
+	// More* say a list was cut at ViewPageSize.
+	MoreAgents, MoreRooms, MoreSpaces bool
+	Activity                          []int
+}
+
+func (v *OwnerView) query(ctx context.Context, q store.Query) ([]*store.Item, bool, error) {
+	q.Limit = ViewPageSize + 1
+	items, err := v.h.st.Query(ctx, q)
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	if len(items) > ViewPageSize {
+		return items[:ViewPageSize], true, nil
+	}
+	return items, false, nil
+}
+
+// Box reads the box page.
+func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
+	bi, err := v.h.st.Get(ctx, boxKey(v.box))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if bi == nil {
+		return nil, apperr.Forbidden()
+	}
+	b, err := decode[boxRecord](bi)
+	if err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	out := &ViewBox{BoxID: v.box, Name: b.Name}
+	rooms, err := v.rooms(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := v.recentMessages(ctx, rooms)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.agents(ctx, out, msgs); err != nil {
+		return nil, err
+	}
+	if err := v.spaces(ctx, out); err != nil {
+		return nil, err
+	}
+	out.Activity = hourly(msgs, v.h.clock())
+	return out, nil
+}
+
+func (v *OwnerView) rooms(ctx context.Context, out *ViewBox) ([]string, error) {
+	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)})
+	if err != nil {
+		return nil, err
+	}
+	out.MoreRooms = more
+	var ids []string
+	var keys []store.Key
+	for _, it := range items {
+		r, err := decode[roomRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out.Rooms = append(out.Rooms, ViewRoom{ID: r.ID, Name: r.Name, Archived: r.Archived})
+		ids = append(ids, r.ID)
+		keys = append(keys, memberCountKey(r.ID), roomHeadKey(r.ID))
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for i := range out.Rooms {
+		out.Rooms[i].Members = count(got[2*i])
+		out.Rooms[i].Messages = version(got[2*i+1])
+	}
+	return ids, nil
+}
+
+// viewMessage is a stored message as the view reads it.
+type viewMessage struct {
+	rec  *messageRecord
+	room string
+}
+
+// recentMessages reads up to ViewScanMessages newest messages per room.
+func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewMessage, error) {
+	var out []viewMessage
+	for _, id := range rooms {
+		s := roomStream(id)
+		items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"),
+			Reverse: true, Limit: ViewScanMessages})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for _, it := range items {
+			m, err := decode[messageRecord](it)
+			if err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			out = append(out, viewMessage{rec: m, room: id})
+		}
+	}
+	return out, nil
+}
+
+func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage) error {
+	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+	if err != nil {
+		return err
+	}
+	out.MoreAgents = more
+	var keys []store.Key
+	for _, it := range items {
+		a, err := decode[agentRecord](it)
+		if err != nil {
+			return apperr.Normalize(err)
+		}
+		out.Agents = append(out.Agents, ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status})
+		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID), checkpointKey(a.ID))
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	for i := range out.Agents {
+		a := &out.Agents[i]
+		row := got[4*i : 4*i+4]
+		if row[0] != nil {
+			if p, err := decode[profileRecord](row[0]); err == nil {
+				a.Role = p.Role
+			}
+		}
+		a.Unread = unread(row[1], row[2])
+		if row[3] != nil {
+			if c, err := decode[checkpointRecord](row[3]); err == nil {
+				a.LastSeen = c.SavedAt
+			}
+		}
+		for _, m := range msgs {
+			if slices.Contains(m.rec.Requests, a.ID) {
+				a.RequestsIn++
+			}
+			if m.rec.AuthorID == a.ID {
+				if len(m.rec.Requests) > 0 {
+					a.RequestsOut++
+				}
+				if m.rec.SentAt.After(a.LastSeen) {
+					a.LastSeen = m.rec.SentAt
+				}
+			}
+		}
+		if a.Unread > 0 {
+			backlog, err := v.backlog(ctx, a.ID)
+			if err != nil {
+				return err
+			}
+			for _, r := range backlog {
+				if !r.Acked {
+					a.OldestUnread = r.At
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (v *OwnerView) spaces(ctx context.Context, out *ViewBox) error {
+	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)})
+	if err != nil {
+		return err
+	}
+	out.MoreSpaces = more
+	for _, it := range items {
+		s, err := decode[spaceRecord](it)
+		if err != nil {
+			return apperr.Normalize(err)
+		}
+		out.Spaces = append(out.Spaces, ViewSpace{ID: s.ID, Title: s.Title, Status: s.Status, Version: it.Version})
+	}
+	return nil
+}
+
+// hourly counts msgs per hour over the 24 hours before now, oldest first.
+func hourly(msgs []viewMessage, now time.Time) []int {
+	out := make([]int, 24)
+	for _, m := range msgs {
+		age := now.Sub(m.rec.SentAt)
+		if age < 0 || age >= 24*time.Hour {
+			continue
+		}
+		out[23-int(age/time.Hour)]++
+	}
+	return out
+}
+
+// ViewInboxRow is one row of an agent's inbox backlog.
+type ViewInboxRow struct {
+	Seq       uint64
+	MessageID string
+	RoomID    string
+	DM        bool
+	Reasons   []string
+	At        time.Time
+	Acked     bool
+	AckedAt   time.Time
+}
+
+// ReasonNames names the reason bits, in bit order.
+func ReasonNames(bits int) []string {
+	var out []string
+	for _, r := range []struct {
+		bit  int
+		name string
+	}{{ReasonDM, "dm"}, {ReasonFollowAll, "follow"}, {ReasonMention, "mention"}, {ReasonReply, "reply"}, {ReasonRequest, "request"}} {
+		if bits&r.bit != 0 {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+func (v *OwnerView) backlog(ctx context.Context, agent string) ([]ViewInboxRow, error) {
+	pk := inboxHeadKey(agent).PK
+	items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: store.PrefixEnd("inbox#"), Limit: ViewPageSize})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]ViewInboxRow, 0, len(items))
+	for _, it := range items {
+		r, err := decode[attentionRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
+			Acked: r.AckedBy != "", AckedAt: r.AckedAt}
+		if s, ok := parseStream(r.Stream); ok {
+			row.DM, row.RoomID = s.kind == KindDM, s.room
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// ViewAgentPage is the agent page.
+type ViewAgentPage struct {
+	ViewAgent
+	Backlog            []ViewInboxRow
+	CheckpointRevision uint64
+	CheckpointAt       time.Time
+	RequestsOut        []ViewRequest
+	RequestsIn         []ViewRequest
+}
+
+// Agent reads one agent's page.
+func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, error) {
+	if checkUUID("agent", agent) != nil {
+		return nil, apperr.Forbidden()
+	}
+	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(agent), profileKey(agent), inboxHeadKey(agent),
+		ackedCounterKey(agent), checkpointKey(agent)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if got[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	a, err := decode[agentRecord](got[0])
+	if err != nil || a.BoxID != v.box {
+		return nil, apperr.Forbidden()
+	}
+	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
+		Unread: unread(got[2], got[3])}}
+	if got[1] != nil {
+		if p, err := decode[profileRecord](got[1]); err == nil {
+			out.Role = p.Role
+		}
+	}
+	if got[4] != nil {
+		out.CheckpointRevision = got[4].Version
+		if c, err := decode[checkpointRecord](got[4]); err == nil {
+			out.CheckpointAt = c.SavedAt
+		}
+	}
+	if out.Backlog, err = v.backlog(ctx, agent); err != nil {
+		return nil, err
+	}
+	board, err := v.Requests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range board.Requests {
+		if r.FromID == agent {
+			out.RequestsOut = append(out.RequestsOut, r)
+		}
+		if slices.Contains(r.ToIDs, agent) {
+			out.RequestsIn = append(out.RequestsIn, r)
+		}
+	}
+	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
+	return out, nil
+}
+
+// ViewMessage is one message of a room timeline.
+type ViewMessage struct {
+	ID, AuthorID, AuthorName, BodyMD string
+	Seq                              uint64
+	SentAt                           time.Time
+	Mentions, Requests               []string
+	ReplyTo, ThreadRoot              string
+	Files                            []ViewFile
+	// Replies are the thread's replies folded under their root (only on
+	// roots within the page).
+	Replies []ViewMessage
+}
+
+// ViewFile is a file reference, shown as text.
+type ViewFile struct{ Label, URL string }
+
+// ViewMember is a room member.
+type ViewMember struct{ ID, Name, Follow string }
+
+// ViewRoomPage is the room page.
+type ViewRoomPage struct {
+	ID, Name, BriefMD string
+	Archived          bool
+	Members           []ViewMember
+	Timeline          []ViewMessage
+	// Before, when non-zero, is the sequence to pass for the older page.
+	Before   uint64
+	Activity []int
+}
+
+// Room reads a room page: the brief, the roster and up to
+// ViewTimelineSize messages before sequence before (0: the newest), with
+// replies folded under their thread roots.
+func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*ViewRoomPage, error) {
+	if checkUUID("room", room) != nil {
+		return nil, apperr.Forbidden()
+	}
+	got, err := v.h.st.BatchGet(ctx, []store.Key{roomKey(room), briefKey(room)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if got[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	r, err := decode[roomRecord](got[0])
+	if err != nil || r.BoxID != v.box {
+		return nil, apperr.Forbidden()
+	}
+	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
+	if got[1] != nil {
+		if b, err := decode[briefRecord](got[1]); err == nil {
+			out.BriefMD = b.TextMD
+		}
+	}
+	pk, prefix := rosterPrefix(room)
+	members, err := v.h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: ViewPageSize})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for _, it := range members {
+		m, err := decode[memberRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out.Members = append(out.Members, ViewMember{ID: m.AgentID, Name: m.AgentName, Follow: m.Follow})
+	}
+	s := roomStream(room)
+	to := store.PrefixEnd("msg#")
+	if before > 0 {
+		to = store.Before(s.msgKey(before).SK)
+	}
+	items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: to, Reverse: true, Limit: ViewTimelineSize + 1})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if len(items) > ViewTimelineSize {
+		items = items[:ViewTimelineSize]
+	}
+	var msgs []viewMessage
+	for _, it := range items {
+		m, err := decode[messageRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		msgs = append(msgs, viewMessage{rec: m, room: room})
+	}
+	if len(msgs) == ViewTimelineSize && msgs[len(msgs)-1].rec.Seq > 1 {
+		out.Before = msgs[len(msgs)-1].rec.Seq
+	}
+	out.Timeline = foldThreads(msgs)
+	out.Activity = hourly(msgs, v.h.clock())
+	return out, nil
+}
+
+// foldThreads orders msgs oldest first and puts each reply under its thread root
+// when the root is on the page.
+func foldThreads(msgs []viewMessage) []ViewMessage {
+	slices.SortFunc(msgs, func(a, b viewMessage) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
+	var out []ViewMessage
+	at := map[string]int{}
+	for _, m := range msgs {
+		vm := toViewMessage(m.rec)
+		if i, ok := at[vm.ThreadRoot]; ok && vm.ThreadRoot != vm.ID {
+			out[i].Replies = append(out[i].Replies, vm)
+			continue
+		}
+		at[vm.ID] = len(out)
+		out = append(out, vm)
+	}
+	return out
+}
+
+func toViewMessage(m *messageRecord) ViewMessage {
+	vm := ViewMessage{ID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, BodyMD: m.BodyMD, Seq: m.Seq,
+		SentAt: m.SentAt, Mentions: m.Mentions, Requests: m.Requests, ReplyTo: m.ReplyTo, ThreadRoot: m.ThreadRoot}
+	for _, f := range m.Files {
+		vm.Files = append(vm.Files, ViewFile{Label: f.DisplayName, URL: f.URL})
+	}
+	return vm
+}
+
+// ViewRequest is one request on the board.
+type ViewRequest struct {
+	MessageID, RoomID, RoomName string
+	FromID, FromName            string
+	ToIDs, ToNames              []string
+	Status                      string
+	At                          time.Time
+	Summary                     string
+}
+
+// ViewBoard is the requests board: requests oldest first, grouped by
+// status in Statuses order.
+type ViewBoard struct {
+	Requests []ViewRequest
+	Statuses []string
+}
+
+// RequestStatuses are the board's groups, in order.
+var RequestStatuses = []string{"open", "accepted", "needs_context", "declined", "result_ready"}
+
+// Requests reads the requests board (see the design note: from message
+// records until request records exist).
+func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
+	var rooms ViewBox
+	ids, err := v.rooms(ctx, &rooms)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := v.recentMessages(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, r := range rooms.Rooms {
+		names[r.ID] = r.Name
+	}
+	agents, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range agents {
+		if a, err := decode[agentRecord](it); err == nil {
+			names[a.ID] = a.Name
+		}
+	}
+	return boardFromMessages(msgs, names), nil
+}
+
+// boardFromMessages builds the board from messages' requests fields;
+// names maps room and agent ids to names.
+func boardFromMessages(msgs []viewMessage, names map[string]string) *ViewBoard {
+	out := &ViewBoard{Statuses: RequestStatuses}
+	for _, m := range msgs {
+		if len(m.rec.Requests) == 0 {
+			continue
+		}
+		var to []string
+		for _, id := range m.rec.Requests {
+			to = append(to, cmp.Or(names[id], id))
+		}
+		out.Requests = append(out.Requests, ViewRequest{MessageID: m.rec.ID, RoomID: m.room, RoomName: names[m.room], ToNames: to,
+			FromID: m.rec.AuthorID, FromName: m.rec.AuthorName, ToIDs: m.rec.Requests, Status: "open",
+			At: m.rec.SentAt, Summary: summary(m.rec.BodyMD)})
+	}
+	slices.SortStableFunc(out.Requests, func(a, b ViewRequest) int { return a.At.Compare(b.At) })
+	return out
+}
+
+func summary(md string) string {
+	line, _, _ := strings.Cut(md, "\n")
+	if r := []rune(line); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return line
+}

@@ -1,0 +1,82 @@
+package hub_test
+
+import (
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// TestOwnerView reads the owner's view on both adapters: the box's agents,
+// rooms and requests, a room's folded timeline, an agent's backlog, and
+// refusals for what lies outside the key's box.
+func TestOwnerView(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("plan", "brief")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		ca, cb := f.prime(f.a), f.prime(f.b)
+		ask, err := ibSend(f, ca, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "q"},
+			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "review?\nmore",
+			Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ibSend(f, cb, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "r"},
+			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "yes", ReplyTo: ask.MessageID}); err != nil {
+			t.Fatal(err)
+		}
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.h.OwnerView(f.ctx, key.Key)
+		if err != nil {
+			t.Fatalf("OwnerView(owner key): %v", err)
+		}
+		box, err := v.Box(f.ctx)
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		if len(box.Agents) != 2 || len(box.Rooms) != 1 || box.Rooms[0].Members != 2 || box.Rooms[0].Messages != 2 {
+			t.Errorf("Box() = %d agents, rooms %+v; want 2 agents and one room of 2 members and 2 messages", len(box.Agents), box.Rooms)
+		}
+		for _, a := range box.Agents {
+			if a.ID == f.b.AgentID && (a.RequestsIn != 1 || a.Unread == 0 || a.OldestUnread.IsZero()) {
+				t.Errorf("Box() bob = %+v; want 1 request in and an oldest unread row", a)
+			}
+			if a.ID == f.a.AgentID && a.RequestsOut != 1 {
+				t.Errorf("Box() alice = %+v; want 1 request out", a)
+			}
+		}
+		board, err := v.Requests(f.ctx)
+		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" {
+			t.Errorf("Requests() = %+v, %v; want alice's one request to bob", board, err)
+		}
+		page, err := v.Room(f.ctx, room.RoomID, 0)
+		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
+			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
+		}
+		ag, err := v.Agent(f.ctx, f.b.AgentID)
+		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 {
+			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one request in", ag, err)
+		}
+
+		for name, call := range map[string]func() error{
+			"Agent(other box)": func() error { _, err := v.Agent(f.ctx, f.other.AgentID); return err },
+			"Agent(not uuid)":  func() error { _, err := v.Agent(f.ctx, "x"); return err },
+			"Room(unknown)":    func() error { _, err := v.Room(f.ctx, f.other.AgentID, 0); return err },
+		} {
+			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
+		}
+		for name, k := range map[string]string{"agent key": f.a.BoxKey, "garbage": "abo_x", "empty": ""} {
+			_, err := f.h.OwnerView(f.ctx, k)
+			wantCode(t, "OwnerView("+name+")", err, apperr.AuthFailed)
+		}
+		// An owner key is no agent key.
+		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
+		wantCode(t, "Prime(owner key)", err, apperr.AuthFailed)
+	})
+}

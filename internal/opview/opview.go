@@ -1,0 +1,261 @@
+// Package opview is the operator view: a read-only web page, served at
+// /ui/, where a team watches one box's agents coordinate (issue 15).
+//
+// # Design note
+//
+// The page is a static shell (index.html, app.js, app.css) plus HTML
+// fragments rendered on the server with html/template from the hub's owner
+// read API (hub.OwnerView). The shell holds no data: app.js asks for the
+// owner key once, keeps it in sessionStorage (this tab only), and fetches
+// fragments from /ui/api/... with 'Authorization: Bearer <key>' every few
+// seconds; the key is never in a URL or a cookie, and nothing logs it.
+//
+// Everything agents write is untrusted. Text goes through html/template's
+// escaping; Markdown (bodies, briefs) through goldmark with raw HTML off,
+// then bluemonday with a policy that keeps text formatting and links only
+// (no images, styles or scripts; links get rel="nofollow noreferrer
+// noopener"); bidi override characters are removed everywhere, so a name
+// cannot reorder the text around it. The server never fetches a URL an
+// agent wrote: file references are shown as text links. A strict CSP
+// (no inline script or style, default-src 'self', frame-ancestors 'none')
+// stands behind all of this, and its violation reports are counted at
+// /ui/csp-report so tests can prove none occur.
+//
+// The Host rule is the one of /mcp (a loopback listener answers only to a
+// loopback Host: no DNS rebinding), re-implemented here because
+// internal/mcpserver keeps it unexported; an Origin header, when present,
+// must be the page's own origin.
+package opview
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+//go:embed static
+var static embed.FS
+
+// Prefix is where the view is mounted.
+const Prefix = "/ui/"
+
+// CSP is the view's Content-Security-Policy.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; report-uri /ui/csp-report"
+
+// Routes are the view's API Gateway routes, for the template generator:
+// one function serves them all with New's handler (wrapped by lambdahttp).
+// A greedy {proxy+} needs at least one segment, so on the stack the page's
+// address is /ui/index.html; /ui/ serves the same shell locally.
+var Routes = []string{"GET /ui/{proxy+}", "POST /ui/csp-report"}
+
+// Handler serves the operator view.
+type Handler struct {
+	h          *hub.Hub
+	log        *slog.Logger
+	mux        *http.ServeMux
+	cspReports atomic.Int64
+}
+
+// New returns the view's handler over h, to be mounted at Prefix.
+func New(h *hub.Hub, log *slog.Logger) *Handler {
+	v := &Handler{h: h, log: log, mux: http.NewServeMux()}
+	v.mux.HandleFunc("GET /ui/{$}", v.file("static/index.html", "text/html; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/index.html", v.file("static/index.html", "text/html; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/app.js", v.file("static/app.js", "text/javascript; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/app.css", v.file("static/app.css", "text/css; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/favicon.svg", v.file("static/favicon.svg", "image/svg+xml"))
+	v.mux.HandleFunc("POST /ui/csp-report", v.report)
+	v.mux.HandleFunc("GET /ui/api/box", v.api(v.box))
+	v.mux.HandleFunc("GET /ui/api/requests", v.api(v.requests))
+	v.mux.HandleFunc("GET /ui/api/room/{id}", v.api(v.room))
+	v.mux.HandleFunc("GET /ui/api/agent/{id}", v.api(v.agent))
+	return v
+}
+
+// CSPReports is how many CSP violation reports the view has received.
+func (v *Handler) CSPReports() int64 { return v.cspReports.Load() }
+
+func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	h := sw.Header()
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	switch {
+	case rebinding(r):
+		http.Error(sw, "Forbidden: invalid Host header.", http.StatusForbidden)
+	case !sameOrigin(r):
+		http.Error(sw, "Forbidden: cross-origin request.", http.StatusForbidden)
+	default:
+		v.mux.ServeHTTP(sw, r)
+	}
+	// The path only: never the query, a header or the key.
+	v.log.InfoContext(r.Context(), "ui", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+		"duration_ms", time.Since(start).Milliseconds())
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+func (v *Handler) file(name, ctype string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		b, err := static.ReadFile(name)
+		if err != nil {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", ctype)
+		_, _ = w.Write(b)
+	}
+}
+
+// report counts a CSP violation report; its body is never read beyond a
+// small bound nor logged (it may quote page content).
+func (v *Handler) report(w http.ResponseWriter, r *http.Request) {
+	_, _ = r.Body.Read(make([]byte, 1024))
+	v.cspReports.Add(1)
+	v.log.WarnContext(r.Context(), "ui csp violation report")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// api wraps a fragment renderer with owner-key authentication.
+func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := bearer(r.Header)
+		var ov *hub.OwnerView
+		var err error
+		if !ok {
+			err = apperr.New(apperr.AuthFailed, "Authentication failed.")
+		} else {
+			ov, err = v.h.OwnerView(r.Context(), key)
+		}
+		var out string
+		if err == nil {
+			out, err = render(r.Context(), ov, r)
+		}
+		if err != nil {
+			e := apperr.Normalize(err)
+			status := http.StatusInternalServerError
+			switch e.Code {
+			case apperr.AuthFailed:
+				status = http.StatusUnauthorized
+				w.Header().Set("WWW-Authenticate", "Bearer")
+			case apperr.NotFoundOrForbidden:
+				status = http.StatusNotFound
+			}
+			if status == http.StatusInternalServerError {
+				v.log.ErrorContext(r.Context(), "ui read failed", "err", err)
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(string(e.Code) + ": " + e.Message))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(out))
+	}
+}
+
+func bearer(h http.Header) (string, bool) {
+	vals := h.Values("Authorization")
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, key, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+		return "", false
+	}
+	return key, true
+}
+
+// rebinding is /mcp's rule: a request reaching a loopback listener with a
+// non-loopback Host is a DNS-rebinding attack from a browser.
+func rebinding(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin accepts a request without Origin (a navigation, a same-origin
+// GET) or with the page's own origin.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
+	b, err := ov.Box(ctx)
+	if err != nil {
+		return "", err
+	}
+	return render("box", b)
+}
+
+func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
+	b, err := ov.Requests(ctx)
+	if err != nil {
+		return "", err
+	}
+	return render("requests", b)
+}
+
+func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	var before uint64
+	if s := r.URL.Query().Get("before"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return "", apperr.Forbidden()
+		}
+		before = n
+	}
+	p, err := ov.Room(ctx, r.PathValue("id"), before)
+	if err != nil {
+		return "", err
+	}
+	return render("room", p)
+}
+
+func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	p, err := ov.Agent(ctx, r.PathValue("id"))
+	if err != nil {
+		return "", err
+	}
+	return render("agent", p)
+}
+
+var errTemplate = errors.New("opview: template")

@@ -1,0 +1,111 @@
+package opview_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestOwnerKeyMatrix: only the box's live owner key sees the box; every
+// other credential gets the same refusal, and nothing of the box.
+func TestOwnerKeyMatrix(t *testing.T) {
+	w := newWorld(t)
+	_, refused := w.do("", "", "GET", "/ui/api/box", nil)
+	for _, tc := range []struct {
+		name, key string
+		want      int
+	}{
+		{"owner key", w.owner, http.StatusOK},
+		{"no key", "", http.StatusUnauthorized},
+		{"revoked owner key", w.revkd, http.StatusUnauthorized},
+		{"agent key", w.alice.BoxKey, http.StatusUnauthorized},
+		{"read-only agent key", w.rita.BoxKey, http.StatusUnauthorized},
+		{"garbage", "abo_nope", http.StatusUnauthorized},
+	} {
+		resp, body := w.do(tc.key, "", "GET", "/ui/api/box", nil)
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET /ui/api/box with %s = %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if tc.want != http.StatusOK && string(body) != string(refused) {
+			t.Errorf("GET /ui/api/box with %s answered %q, want the same refusal as no key (%q)", tc.name, body, refused)
+		}
+		if tc.want != http.StatusOK && strings.Contains(string(body), "alice") {
+			t.Errorf("GET /ui/api/box with %s shows the box's agents", tc.name)
+		}
+	}
+	// The other box's owner key sees its own box, not this one's room or agents.
+	resp, body := w.do(w.ownerB, "", "GET", "/ui/api/box", nil)
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "alice") || !strings.Contains(string(body), "carol") {
+		t.Errorf("GET /ui/api/box with the other box's key = %d; want 200 with carol and without alice", resp.StatusCode)
+	}
+	for _, path := range []string{"/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.alice.AgentID} {
+		resp, body := w.do(w.ownerB, "", "GET", path, nil)
+		resp2, body2 := w.do(w.ownerB, "", "GET", strings.Replace(path, w.room.RoomID, "00000000-0000-4000-8000-000000000000", 1), nil)
+		if resp.StatusCode != http.StatusNotFound || (strings.Contains(path, "room") && (resp2.StatusCode != 404 || string(body) != string(body2))) {
+			t.Errorf("GET %s with the other box's key = %d %q; want 404 like a room that does not exist", path, resp.StatusCode, body)
+		}
+	}
+	// An owner key is no agent key: a tool refuses it.
+	resp, _ = w.do(w.owner, "", "POST", "/v1/agent/prime", nil)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /v1/agent/prime with an owner key = %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestHeadersAndOrigin(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/ui/", "/ui/app.js", "/ui/api/box"} {
+		resp, _ := w.do(w.owner, "", "GET", path, nil)
+		h := resp.Header
+		if !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'self'") ||
+			!strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+			strings.Contains(h.Get("Content-Security-Policy"), "unsafe-inline") ||
+			h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("GET %s headers = %v, want the strict CSP, nosniff and no-referrer", path, h)
+		}
+	}
+	req, _ := http.NewRequest("GET", w.srv.URL+"/ui/api/box", nil)
+	req.Header.Set("Authorization", "Bearer "+w.owner)
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /ui/api/box with a foreign Origin = %d, want 403", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("GET", w.srv.URL+"/ui/", nil)
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /ui/ with Host evil.example on a loopback listener = %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestFragmentsSanitized(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.bob.AgentID, "/ui/api/requests"} {
+		resp, b := w.do(w.owner, "", "GET", path, nil)
+		// The activity chart is the view's own SVG.
+		body := strings.ReplaceAll(string(b), `<svg class="chart"`, "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d %s, want 200", path, resp.StatusCode, body)
+		}
+		for _, bad := range []string{"<script", "<img", "<svg", "<style", "<iframe", ` style="`, ` onerror="`, `href="javascript`, `href="data`, "\u202e"} {
+			if strings.Contains(strings.ToLower(body), bad) {
+				t.Errorf("GET %s contains %q; want agent text escaped or dropped", path, bad)
+			}
+		}
+	}
+	_, b := w.do(w.owner, "", "GET", "/ui/api/room/"+w.room.RoomID, nil)
+	for _, want := range []string{`rel="nofollow noreferrer noopener"`, "request → 1", "mentions 1", "1 replies", "https://example.com/f.md"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("room fragment lacks %q", want)
+		}
+	}
+}
