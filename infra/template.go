@@ -28,12 +28,16 @@ const (
 	TableResource = "Table"
 	// APIResource is the logical id of the HTTP API.
 	APIResource = "HttpApi"
-	// MCPFunction is the logical id of the MCP function; its code is
-	// functions/mcp.
+	// MCPFunction is the logical id of the MCP function.
 	MCPFunction = "McpFunction"
 	// TableEnv is the environment variable that names the table to every
 	// function.
 	TableEnv = "AGENTBOX_TABLE"
+	// FunctionEnv is the environment variable that tells the one Lambda
+	// binary which function it is: a tool name, or MCPName.
+	FunctionEnv = "AGENTBOX_FUNCTION"
+	// MCPName is FunctionEnv's value for the MCP function.
+	MCPName = "mcp"
 )
 
 // MCPRoutes are the MCP endpoint's methods, all on MCPPath: POST carries
@@ -46,8 +50,8 @@ const MCPPath = "/mcp"
 
 // LogicalID returns the CloudFormation logical id of a tool's function:
 // the tool name in CamelCase plus "Function" (checkpoint_save →
-// CheckpointSaveFunction). The Makefile's build-%Function rule inverts it
-// to find functions/<tool>.
+// CheckpointSaveFunction). The Makefile's build-%Function rule matches
+// every such id.
 func LogicalID(tool string) string {
 	return camel(tool) + "Function"
 }
@@ -160,7 +164,7 @@ func Template(r *registry.Registry) []byte {
 	w("      RetentionInDays: !Ref LogRetentionDays")
 	w("")
 
-	fn := func(id, description string, routes []route) {
+	fn := func(id, name, description string, routes []route) {
 		logs := strings.TrimSuffix(id, "Function") + "Logs"
 		w("  %s:", id)
 		w("    Type: AWS::Serverless::Function")
@@ -169,6 +173,9 @@ func Template(r *registry.Registry) []byte {
 		w("    Properties:")
 		w("      Description: %s", q(description))
 		w("      CodeUri: .")
+		w("      Environment:")
+		w("        Variables:")
+		w("          %s: %s", FunctionEnv, name)
 		w("      LoggingConfig:")
 		w("        LogFormat: JSON")
 		w("        LogGroup: !Ref %s", logs)
@@ -193,14 +200,14 @@ func Template(r *registry.Registry) []byte {
 		w("")
 	}
 	for _, t := range r.Tools() {
-		fn(LogicalID(t.Name), fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path),
+		fn(LogicalID(t.Name), t.Name, fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path),
 			[]route{{event: "Route", method: t.Method, path: t.Path}})
 	}
 	var mcp []route
 	for _, m := range MCPRoutes {
 		mcp = append(mcp, route{event: "Mcp" + camel(strings.ToLower(m)), method: m, path: MCPPath})
 	}
-	fn(MCPFunction, "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
+	fn(MCPFunction, MCPName, "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
 
 	def := store.Definition()
 	w("  %s:", TableResource)

@@ -5,8 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
-	"slices"
+		"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +174,9 @@ func TestTemplateStructure(t *testing.T) {
 			t.Errorf("%s: CodeUri = %q, want . (the repository root)", res.key, cu)
 		}
 		checkPolicies(t, res.key, props)
+		if fn := str(path(props, "Environment", "Variables", infra.FunctionEnv)); infra.LogicalID(fn) != res.key {
+			t.Errorf("%s: %s = %q, want the function's own tool (or %s)", res.key, infra.FunctionEnv, fn, infra.MCPName)
+		}
 		for _, ev := range pairs(get(props, "Events")) {
 			if typ := str(get(ev.val, "Type")); typ != "HttpApi" {
 				t.Errorf("%s: event %s has Type %q, want HttpApi", res.key, ev.key, typ)
@@ -323,58 +325,26 @@ func keys(ks *yaml.Node) [2]string {
 	return out
 }
 
-// TestFunctionSources: every function of the template has its code where
-// the Makefile's build-%Function rule looks (functions/<tool>/main.go), and
-// functions/ holds no entry point the template does not deploy. Without it
-// `sam build` fails only at deploy time.
-func TestFunctionSources(t *testing.T) {
-	want := append(registry.New().Names(), "mcp")
-	for _, name := range want {
-		if _, err := os.Stat("../functions/" + name + "/main.go"); err != nil {
-			t.Errorf("function %s has no entry point: %v (run make functions)", infra.LogicalID(name), err)
-		}
-	}
-	entries, err := os.ReadDir("../functions")
-	if err != nil {
-		t.Fatalf("reading functions/: %v (run make functions)", err)
-	}
-	for _, e := range entries {
-		if e.IsDir() && !slices.Contains(want, e.Name()) {
-			t.Errorf("functions/%s is not a registry tool nor mcp: no template function deploys it", e.Name())
-		}
-	}
-}
-
 // TestTemplateMatchesFunctions: the template configures the functions with
 // the names the Lambda entry points read.
 func TestTemplateMatchesFunctions(t *testing.T) {
 	if infra.TableEnv != lambdafn.EnvTable {
 		t.Errorf("template sets %s, functions read %s", infra.TableEnv, lambdafn.EnvTable)
 	}
+	if infra.FunctionEnv != lambdafn.EnvFunction || infra.MCPName != lambdafn.MCPFunction {
+		t.Errorf("template names functions with %s=%s, the binary reads %s=%s",
+			infra.FunctionEnv, infra.MCPName, lambdafn.EnvFunction, lambdafn.MCPFunction)
+	}
 	if infra.MCPPath != lambdafn.MCPPath {
 		t.Errorf("template routes MCP at %s, the function serves %s", infra.MCPPath, lambdafn.MCPPath)
 	}
 }
 
-// TestLogicalIDRoundTrip proves the Makefile's build-%Function rule finds
-// every function's code: it maps a logical id back to functions/<tool> with
-// this same substitution (sed -E 's/([a-z0-9])([A-Z])/\1_\2/g', then
-// lowercase), which only works for tool names that survive the trip.
-func TestLogicalIDRoundTrip(t *testing.T) {
-	boundary := regexp.MustCompile(`([a-z0-9])([A-Z])`)
-	names := append(registry.New().Names(), "mcp")
-	for _, name := range names {
-		id := infra.LogicalID(name)
-		stem := strings.TrimSuffix(id, "Function")
-		back := strings.ToLower(boundary.ReplaceAllString(stem, "${1}_${2}"))
-		if back != name {
-			t.Errorf("LogicalID(%q) = %q, which the Makefile maps back to functions/%s", name, id, back)
-		}
-	}
+func TestLogicalID(t *testing.T) {
 	if got := infra.LogicalID("checkpoint_save"); got != "CheckpointSaveFunction" {
 		t.Errorf("LogicalID(%q) = %q, want CheckpointSaveFunction", "checkpoint_save", got)
 	}
-	if got := infra.LogicalID("mcp"); got != infra.MCPFunction {
-		t.Errorf("LogicalID(%q) = %q, want %s", "mcp", got, infra.MCPFunction)
+	if got := infra.LogicalID(infra.MCPName); got != infra.MCPFunction {
+		t.Errorf("LogicalID(%q) = %q, want %s", infra.MCPName, got, infra.MCPFunction)
 	}
 }
