@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-		"slices"
+	"slices"
 	"strings"
 	"testing"
 
