@@ -118,14 +118,40 @@ func Template(r *registry.Registry) []byte {
 	w("    AllowedValues: [%s]", joinInts(logRetentionDays))
 	w("  ApiThrottleRateLimit:")
 	w("    Type: Number")
-	w("    Description: Steady-state requests per second the HTTP API admits per route before answering 429.")
+	w("    Description: Steady-state requests per second the HTTP API admits on each route before answering 429. POST /mcp carries every MCP tool call through one route, so this is also the tenant's whole MCP rate.")
 	w("    Default: 100")
 	w("    MinValue: 1")
 	w("  ApiThrottleBurstLimit:")
 	w("    Type: Number")
-	w("    Description: Burst of requests the HTTP API admits per route above the steady rate.")
+	w("    Description: Burst of requests the HTTP API admits on each route above the steady rate (POST /mcp included, as one route).")
 	w("    Default: 200")
 	w("    MinValue: 1")
+	w("  ToolReservedConcurrency:")
+	w("    Type: Number")
+	w("    Description: Concurrent executions reserved for (and capping) each tool's REST function; 0 reserves none. Reserving takes from the account's unreserved pool, which must keep 100.")
+	w("    Default: 0")
+	w("    MinValue: 0")
+	w("  McpReservedConcurrency:")
+	w("    Type: Number")
+	w("    Description: Concurrent executions reserved for (and capping) the MCP function, which serves every tool; 0 reserves none.")
+	w("    Default: 0")
+	w("    MinValue: 0")
+	w("  AlarmTopicArn:")
+	w("    Type: String")
+	w("    Description: SNS topic the alarms notify; empty, the alarms only change state.")
+	w("    Default: \"\"")
+	w("    AllowedPattern: %s", q("^(arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256})?$"))
+	w("  Api5xxRatePercent:")
+	w("    Type: Number")
+	w("    Description: Percentage of HTTP API responses that are 5xx, over 5 minutes, above which the 5xx alarm fires.")
+	w("    Default: 5")
+	w("    MinValue: 1")
+	w("    MaxValue: 100")
+	w("")
+	w("Conditions:")
+	w("  HasAlarmTopic: !Not [!Equals [!Ref AlarmTopicArn, \"\"]]")
+	w("  ReserveToolConcurrency: !Not [!Equals [!Ref ToolReservedConcurrency, 0]]")
+	w("  ReserveMcpConcurrency: !Not [!Equals [!Ref McpReservedConcurrency, 0]]")
 	w("")
 	w("Globals:")
 	w("  Function:")
@@ -158,13 +184,10 @@ func Template(r *registry.Registry) []byte {
 	w("      Tags:")
 	w("        agentbox:tenant: !Ref TenantName")
 	w("")
-	w("  ApiAccessLogs:")
-	w("    Type: AWS::Logs::LogGroup")
-	w("    Properties:")
-	w("      RetentionInDays: !Ref LogRetentionDays")
-	w("")
+	logGroup(w, "ApiAccessLogs", "api")
+	roles(w)
 
-	fn := func(id, name, description string, routes []route) {
+	fn := func(id, name, role, reserve, description string, routes []route) {
 		logs := strings.TrimSuffix(id, "Function") + "Logs"
 		w("  %s:", id)
 		w("    Type: AWS::Serverless::Function")
@@ -173,15 +196,14 @@ func Template(r *registry.Registry) []byte {
 		w("    Properties:")
 		w("      Description: %s", q(description))
 		w("      CodeUri: .")
+		w("      Role: !GetAtt %s.Arn", role)
+		w("      ReservedConcurrentExecutions: !If [%s, !Ref %s, !Ref AWS::NoValue]", reserve, reserveParam[reserve])
 		w("      Environment:")
 		w("        Variables:")
 		w("          %s: %s", FunctionEnv, name)
 		w("      LoggingConfig:")
 		w("        LogFormat: JSON")
 		w("        LogGroup: !Ref %s", logs)
-		w("      Policies:")
-		w("        - DynamoDBCrudPolicy:")
-		w("            TableName: !Ref %s", TableResource)
 		w("      Events:")
 		for _, rt := range routes {
 			w("        %s:", rt.event)
@@ -193,21 +215,18 @@ func Template(r *registry.Registry) []byte {
 			w("            PayloadFormatVersion: \"2.0\"")
 		}
 		w("")
-		w("  %s:", logs)
-		w("    Type: AWS::Logs::LogGroup")
-		w("    Properties:")
-		w("      RetentionInDays: !Ref LogRetentionDays")
-		w("")
+		logGroup(w, logs, name)
+		functionAlarm(w, id)
 	}
 	for _, t := range r.Tools() {
-		fn(LogicalID(t.Name), t.Name, fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path),
+		fn(LogicalID(t.Name), t.Name, RoleOf(t), "ReserveToolConcurrency", fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path),
 			[]route{{event: "Route", method: t.Method, path: t.Path}})
 	}
 	var mcp []route
 	for _, m := range MCPRoutes {
 		mcp = append(mcp, route{event: "Mcp" + camel(strings.ToLower(m)), method: m, path: MCPPath})
 	}
-	fn(MCPFunction, MCPName, "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
+	fn(MCPFunction, MCPName, WriterRole, "ReserveMcpConcurrency", "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
 
 	def := store.Definition()
 	w("  %s:", TableResource)
@@ -246,6 +265,7 @@ func Template(r *registry.Registry) []byte {
 	w("        - Key: agentbox:tenant")
 	w("          Value: !Ref TenantName")
 	w("")
+	tableAndAPIAlarms(w)
 	w("Outputs:")
 	w("  ApiUrl:")
 	w("    Description: REST base URL; tools live under it (see README).")
@@ -260,6 +280,28 @@ func Template(r *registry.Registry) []byte {
 }
 
 type route struct{ event, method, path string }
+
+var reserveParam = map[string]string{
+	"ReserveToolConcurrency": "ToolReservedConcurrency",
+	"ReserveMcpConcurrency":  "McpReservedConcurrency",
+}
+
+// logGroup writes a function's (or the API's) log group. The name is
+// explicit, under /agentbox/<tenant>/, so that the roles can grant writing
+// to exactly the stack's groups. The groups go with the stack
+// (DeletionPolicy Delete): their content expires by LogRetentionDays
+// anyway, and a retained group would block re-creating the tenant's stack
+// under the same name.
+func logGroup(w func(string, ...any), id, name string) {
+	w("  %s:", id)
+	w("    Type: AWS::Logs::LogGroup")
+	w("    DeletionPolicy: Delete")
+	w("    UpdateReplacePolicy: Delete")
+	w("    Properties:")
+	w("      LogGroupName: !Sub \"/agentbox/${TenantName}/%s\"", name)
+	w("      RetentionInDays: !Ref LogRetentionDays")
+	w("")
+}
 
 // attributes lists every key attribute of the table and its indexes once,
 // in first-use order: CloudFormation rejects a definition listed twice and

@@ -152,8 +152,18 @@ func TestTemplateStructure(t *testing.T) {
 	// What the template must contain: one function per tool with exactly
 	// its route, and the MCP function with its three.
 	want := map[string][]routeKey{}
+	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole}
 	for _, tool := range reg.Tools() {
-		want[infra.LogicalID(tool.Name)] = []routeKey{{tool.Method, tool.Path}}
+		id := infra.LogicalID(tool.Name)
+		want[id] = []routeKey{{tool.Method, tool.Path}}
+		switch {
+		case !tool.Authenticated:
+			wantRole[id] = infra.PublicRole
+		case tool.Scope == registry.ScopeRead:
+			wantRole[id] = infra.ReaderRole
+		default:
+			wantRole[id] = infra.WriterRole
+		}
 	}
 	for _, m := range infra.MCPRoutes {
 		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{m, infra.MCPPath})
@@ -173,7 +183,7 @@ func TestTemplateStructure(t *testing.T) {
 		if cu := str(get(props, "CodeUri")); cu != "." {
 			t.Errorf("%s: CodeUri = %q, want . (the repository root)", res.key, cu)
 		}
-		checkPolicies(t, res.key, props)
+		checkRole(t, res.key, props, wantRole[res.key])
 		if fn := str(path(props, "Environment", "Variables", infra.FunctionEnv)); infra.LogicalID(fn) != res.key {
 			t.Errorf("%s: %s = %q, want the function's own tool (or %s)", res.key, infra.FunctionEnv, fn, infra.MCPName)
 		}
@@ -222,27 +232,17 @@ func TestTemplateStructure(t *testing.T) {
 	}
 }
 
-// checkPolicies asserts least privilege: a function's only policy is CRUD
-// on the stack's table, by reference. No wildcard, no other resource, no
-// role of its own that would bypass Policies.
-func checkPolicies(t *testing.T, id string, props *yaml.Node) {
+// checkRole: a function's rights come only from its shared role, chosen
+// from the registry: get_help (unauthenticated) the public role, read-scope
+// tools the reader role, every other tool and MCP the writer role.
+func checkRole(t *testing.T, id string, props *yaml.Node, want string) {
 	t.Helper()
-	if get(props, "Role") != nil {
-		t.Errorf("%s: has a Role; permissions must come from Policies", id)
+	if get(props, "Policies") != nil {
+		t.Errorf("%s: has Policies; its rights must come from its shared role only", id)
 	}
-	pol := get(props, "Policies")
-	if pol == nil || pol.Kind != yaml.SequenceNode || len(pol.Content) != 1 {
-		t.Errorf("%s: Policies must be exactly one statement", id)
-		return
-	}
-	ps := pairs(pol.Content[0])
-	if len(ps) != 1 || ps[0].key != "DynamoDBCrudPolicy" {
-		t.Errorf("%s: the policy is not DynamoDBCrudPolicy", id)
-		return
-	}
-	args := pairs(ps[0].val)
-	if len(args) != 1 || args[0].key != "TableName" || !isRef(args[0].val, infra.TableResource) {
-		t.Errorf("%s: DynamoDBCrudPolicy must name only TableName: !Ref %s", id, infra.TableResource)
+	role := get(props, "Role")
+	if role == nil || role.Tag != "!GetAtt" || role.Value != want+".Arn" {
+		t.Errorf("%s: Role = %s %q, want !GetAtt %s.Arn", id, role.Tag, str(role), want)
 	}
 }
 
