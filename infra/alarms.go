@@ -11,7 +11,11 @@ package infra
 // metrics and a stack has more functions than that. The sweeper's failure
 // alarm comes with the sweeper function (not in this template yet).
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 var dynamoOperations = []string{"GetItem", "BatchGetItem", "Query", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 
@@ -43,20 +47,33 @@ func metric(w func(string, ...any), id, namespace, name string, dims [][2]string
 	}
 }
 
-func functionAlarm(w func(string, ...any), fn string) {
-	id := fn[:len(fn)-len("Function")] + "ErrorsAlarm"
-	alarmHead(w, id, fn+" returned errors or was throttled")
+type alarmMetric struct {
+	id, namespace, name string
+	dims                [][2]string
+}
+
+// sumAlarm alarms when the sum of metrics over a period reaches 1.
+func sumAlarm(w func(string, ...any), id, description, label string, metrics []alarmMetric) {
+	alarmHead(w, id, description)
 	w("      ComparisonOperator: GreaterThanOrEqualToThreshold")
 	w("      Threshold: 1")
 	w("      Metrics:")
-	dims := [][2]string{{"FunctionName", "!Ref " + fn}}
-	metric(w, "errors", "AWS/Lambda", "Errors", dims)
-	metric(w, "throttles", "AWS/Lambda", "Throttles", dims)
-	w("        - Id: failures")
-	w("          Expression: errors + throttles")
-	w("          Label: errors and throttles")
+	var ids []string
+	for _, m := range metrics {
+		metric(w, m.id, m.namespace, m.name, m.dims)
+		ids = append(ids, m.id)
+	}
+	w("        - Id: total")
+	w("          Expression: %s", strings.Join(ids, " + "))
+	w("          Label: %s", label)
 	w("          ReturnData: true")
 	w("")
+}
+
+func functionAlarm(w func(string, ...any), fn string) {
+	dims := [][2]string{{"FunctionName", "!Ref " + fn}}
+	sumAlarm(w, strings.TrimSuffix(fn, "Function")+"ErrorsAlarm", fn+" returned errors or was throttled", "errors and throttles",
+		[]alarmMetric{{"errors", "AWS/Lambda", "Errors", dims}, {"throttles", "AWS/Lambda", "Throttles", dims}})
 }
 
 func tableAndAPIAlarms(w func(string, ...any)) {
@@ -74,34 +91,14 @@ func tableAndAPIAlarms(w func(string, ...any)) {
 	w("")
 
 	table := [][2]string{{"TableName", "!Ref " + TableResource}}
-	alarmHead(w, "TableThrottleAlarm", "DynamoDB throttled reads or writes on the table")
-	w("      ComparisonOperator: GreaterThanOrEqualToThreshold")
-	w("      Threshold: 1")
-	w("      Metrics:")
-	metric(w, "reads", "AWS/DynamoDB", "ReadThrottleEvents", table)
-	metric(w, "writes", "AWS/DynamoDB", "WriteThrottleEvents", table)
-	w("        - Id: throttled")
-	w("          Expression: reads + writes")
-	w("          Label: throttle events")
-	w("          ReturnData: true")
-	w("")
+	sumAlarm(w, "TableThrottleAlarm", "DynamoDB throttled reads or writes on the table", "throttle events",
+		[]alarmMetric{{"reads", "AWS/DynamoDB", "ReadThrottleEvents", table}, {"writes", "AWS/DynamoDB", "WriteThrottleEvents", table}})
 
-	alarmHead(w, "TableSystemErrorsAlarm", "DynamoDB answered the functions with system errors (HTTP 500)")
-	w("      ComparisonOperator: GreaterThanOrEqualToThreshold")
-	w("      Threshold: 1")
-	w("      Metrics:")
-	var sum string
+	// SystemErrors has an Operation dimension: one metric per operation
+	// the functions call.
+	var ops []alarmMetric
 	for i, op := range dynamoOperations {
-		id := fmt.Sprintf("op%d", i)
-		metric(w, id, "AWS/DynamoDB", "SystemErrors", append(table, [2]string{"Operation", op}))
-		if sum != "" {
-			sum += " + "
-		}
-		sum += id
+		ops = append(ops, alarmMetric{fmt.Sprintf("op%d", i), "AWS/DynamoDB", "SystemErrors", append(slices.Clone(table), [2]string{"Operation", op})})
 	}
-	w("        - Id: errors")
-	w("          Expression: %s", sum)
-	w("          Label: system errors")
-	w("          ReturnData: true")
-	w("")
+	sumAlarm(w, "TableSystemErrorsAlarm", "DynamoDB answered the functions with system errors (HTTP 500)", "system errors", ops)
 }

@@ -97,22 +97,26 @@ func roles(w func(string, ...any)) {
 		w("                  - !Sub \"${%s.Arn}/index/*\"", TableResource)
 	}
 	role(PublicRole, "get_help, which reads no table", nil)
-	role(ReaderRole, "read-only tools: read the table, write only sessions and the cursor secret", func() {
-		read()
-		w("              - Sid: WriteSessionsAndCursorSecret")
+	// write grants the item writes, limited to the given partition keys
+	// unless there are none.
+	write := func(sid string, keys []string) {
+		w("              - Sid: %s", sid)
 		w("                Effect: Allow")
 		w("                Action: [%s]", strings.Join(WriteActions, ", "))
 		w("                Resource: !GetAtt %s.Arn", TableResource)
-		w("                Condition:")
-		w("                  ForAllValues:StringLike:")
-		w("                    dynamodb:LeadingKeys: [%s]", quoteAll(ReaderWritableKeys))
+		if len(keys) > 0 {
+			w("                Condition:")
+			w("                  ForAllValues:StringLike:")
+			w("                    dynamodb:LeadingKeys: [%s]", quoteAll(keys))
+		}
+	}
+	role(ReaderRole, "read-only tools: read the table, write only sessions and the cursor secret", func() {
+		read()
+		write("WriteSessionsAndCursorSecret", ReaderWritableKeys)
 	})
 	role(WriterRole, "tools that write, and MCP (every tool)", func() {
 		read()
-		w("              - Sid: WriteTable")
-		w("                Effect: Allow")
-		w("                Action: [%s]", strings.Join(WriteActions, ", "))
-		w("                Resource: !GetAtt %s.Arn", TableResource)
+		write("WriteTable", nil)
 	})
 }
 
