@@ -59,3 +59,5 @@ tool (
 	github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 	honnef.co/go/tools/cmd/staticcheck
 )
+
+ignore node_modules
