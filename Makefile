@@ -93,11 +93,13 @@ clean:
 fresh-check:
 	.ci/fresh-check
 
-# SAM's makefile build hook. `sam build` calls build-<LogicalId> for the
-# template's functions (once per set of functions sharing CodeUri and build
-# metadata, or once per function: either way). Every function deploys the
-# same binary, so each rule only copies the one build above, which make
-# rebuilds only when a Go source changed. infra.TestMakefileBuildsEveryFunction
-# runs these rules for every function of template.yaml.
+# SAM's makefile build hook. `sam build` runs `make build-<LogicalId>
+# ARTIFACTS_DIR=…` once per function: it never shares a makefile build
+# between functions, even with the same CodeUri (aws-sam-cli,
+# samcli/lib/build/build_graph.py, FunctionBuildDefinition.__eq__). Every
+# function deploys the same binary, so each rule only copies the one build
+# above, which make redoes only when a Go source changed.
+# infra.TestMakefileBuildsEveryFunction runs these rules for every function
+# of template.yaml.
 build-%Function: $(LAMBDA_BIN)
 	cp $(LAMBDA_BIN) $(ARTIFACTS_DIR)/bootstrap
