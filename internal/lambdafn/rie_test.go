@@ -2,7 +2,7 @@
 
 package lambdafn_test
 
-// The real function binaries, built as Lambda builds them, run under the
+// The real function binary, built as Lambda builds it, runs under the
 // AWS Lambda Runtime Interface Emulator (the Runtime API the Lambda service
 // offers a function), against a DynamoDB (minidyn) served from this test
 // process. What runs here is what a deploy runs, minus API Gateway, whose
