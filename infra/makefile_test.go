@@ -17,6 +17,11 @@ import (
 // once and only copy it afterwards. The real build is for this machine's
 // architecture (LAMBDA_GOARCH) so that the Go build cache serves it.
 func TestMakefileBuildsEveryFunction(t *testing.T) {
+	// Read here, not only by make, so that go test's result cache is
+	// invalidated when the Makefile changes.
+	if mk, err := os.ReadFile("../Makefile"); err != nil || !bytes.Contains(mk, []byte("build-%Function:")) {
+		t.Fatalf("../Makefile has no build-%%Function rule (%v)", err)
+	}
 	root := loadTemplate(t)
 	var ids []string
 	for _, res := range pairs(get(root, "Resources")) {
