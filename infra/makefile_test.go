@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMakefileBuildsEveryFunction checks the Makefile's SAM hook against
@@ -68,5 +69,58 @@ func TestMakefileBuildsEveryFunction(t *testing.T) {
 	b, errB := os.ReadFile(filepath.Join(second, "bootstrap"))
 	if errA != nil || errB != nil || len(a) == 0 || !bytes.Equal(a, b) {
 		t.Errorf("build-%s and build-%s artifacts: %d and %d bytes (%v, %v), want the same binary", ids[0], ids[1], len(a), len(b), errA, errB)
+	}
+}
+
+// TestMakefileInstallsNpmTestFolders: make test-deps runs npm ci in a
+// folder with a committed package-lock.json when its node_modules is
+// missing or older than the lockfile, and not otherwise; node_modules
+// folders themselves are never taken for test folders. Dry runs (make -n)
+// against a scratch tree: npm itself is not called.
+func TestMakefileInstallsNpmTestFolders(t *testing.T) {
+	makefile, err := filepath.Abs("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(rel string) string {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lock := write("tests/ts/package-lock.json")
+	write("tests/ts/node_modules/dep/package-lock.json") // a dependency's, not a test folder
+	dryRun := func() string {
+		t.Helper()
+		out, err := exec.Command("make", "-n", "--no-print-directory", "-C", dir, "-f", makefile, "test-deps").CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n test-deps: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	const install = "cd ./tests/ts/ && npm ci"
+
+	if out := dryRun(); !strings.Contains(out, install) || strings.Contains(out, "node_modules/dep") {
+		t.Errorf("without an install, make -n test-deps =\n%s\nwant %q and nothing for node_modules/dep", out, install)
+	}
+	stamp := write("tests/ts/node_modules/.agentbox-npm-ci")
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if out := dryRun(); strings.Contains(out, "npm ci") {
+		t.Errorf("with node_modules newer than the lockfile, make -n test-deps =\n%s\nwant no npm ci", out)
+	}
+	if err := os.Chtimes(stamp, past.Add(-time.Hour), past.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if out := dryRun(); !strings.Contains(out, install) {
+		t.Errorf("with node_modules older than the lockfile, make -n test-deps =\n%s\nwant %q", out, install)
 	}
 }
