@@ -2,7 +2,6 @@ package infra_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store"
-	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // recordingStore records the keys every Write addresses.
@@ -64,59 +63,54 @@ func stringLike(t *testing.T, pattern, s string) bool {
 // A read tool that wrote anything else would be denied by IAM in
 // production.
 func TestReadToolsWriteOnlyReaderKeys(t *testing.T) {
-	ctx := context.Background()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rec := &recordingStore{Store: db}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	const idle = time.Hour
-	h := hub.New(rec, hub.Options{Now: clock, SessionIdle: idle})
+	for _, adapter := range teststores.All() {
+		t.Run(adapter.Name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := teststores.NewClock()
+			rec := &recordingStore{Store: adapter.Open(t, clock.Now)}
+			const idle = time.Hour
+			h := hub.New(rec, hub.Options{Now: clock.Now, SessionIdle: idle})
 
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
-	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime: %v", err)
-	}
-	cr := hub.Credentials{Bearer: alice.BoxKey, SessionID: prime.SessionID, Transport: "rest"}
+			box, err := h.Admin().CreateBox(ctx, "acme")
+			if err != nil {
+				t.Fatalf("CreateBox: %v", err)
+			}
+			alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
+			if err != nil {
+				t.Fatalf("CreateAgent: %v", err)
+			}
+			prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
+			if err != nil {
+				t.Fatalf("Prime: %v", err)
+			}
+			cr := hub.Credentials{Bearer: alice.BoxKey, SessionID: prime.SessionID, Transport: "rest"}
 
-	sessionWrites := 0
-	for _, tool := range registry.New().Tools() {
-		if tool.Scope != registry.ScopeRead {
-			continue
-		}
-		mu.Lock()
-		now = now.Add(idle / 2) // past the refresh point, within the window
-		mu.Unlock()
-		rec.take()
-		// Errors are fine (the example ids name nothing): what matters is
-		// what the call wrote on its way.
-		_, _ = tool.Invoke(ctx, h, cr, tool.ExampleArgs)
-		for _, k := range rec.take() {
-			allowed := false
-			for _, p := range infra.ReaderWritableKeys {
-				allowed = allowed || stringLike(t, p, k.PK)
+			sessionWrites := 0
+			for _, tool := range registry.New().Tools() {
+				if tool.Scope != registry.ScopeRead {
+					continue
+				}
+				clock.Advance(idle / 2) // past the refresh point, within the window
+				rec.take()
+				// Errors are fine (the example ids name nothing): what
+				// matters is what the call wrote on its way.
+				_, _ = tool.Invoke(ctx, h, cr, tool.ExampleArgs)
+				for _, k := range rec.take() {
+					allowed := false
+					for _, p := range infra.ReaderWritableKeys {
+						allowed = allowed || stringLike(t, p, k.PK)
+					}
+					if !allowed {
+						t.Errorf("read tool %s wrote partition %q, which the reader role (LeadingKeys %v) may not", tool.Name, k.PK, infra.ReaderWritableKeys)
+					}
+					if strings.HasPrefix(k.PK, "ses#") {
+						sessionWrites++
+					}
+				}
 			}
-			if !allowed {
-				t.Errorf("read tool %s wrote partition %q, which the reader role (LeadingKeys %v) may not", tool.Name, k.PK, infra.ReaderWritableKeys)
+			if sessionWrites == 0 {
+				t.Errorf("no read tool refreshed its session: the test exercised no write and proves nothing")
 			}
-			if strings.HasPrefix(k.PK, "ses#") {
-				sessionWrites++
-			}
-		}
-	}
-	if sessionWrites == 0 {
-		t.Errorf("no read tool refreshed its session: the test exercised no write and proves nothing")
+		})
 	}
 }
