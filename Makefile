@@ -1,12 +1,20 @@
 # agentbox — the targets read like the README.
 #
-#   make run        serve MCP + REST locally on the embedded store
-#   make test       gofmt, go vet, staticcheck, go test -race
-#   make generate   regenerate every generated file (contracts, template, functions, README tables)
-#   make build      cross-compile every Lambda function for arm64
+#   make run          serve MCP + REST locally on the embedded store
+#   make test         test tools (npm ci where needed), gofmt, go vet,
+#                     staticcheck, go test -race
+#   make generate     regenerate every generated file (contracts, template, README tables)
+#   make build        cross-compile the one Lambda binary for arm64
+#   make fresh-check  clone this repository into a temporary folder and run
+#                     make test and make run there with nothing but Go, make,
+#                     git and the package registries (.ci/fresh-check)
 #
-# SAM calls build-<LogicalId> (e.g. build-CheckpointSaveFunction) through
-# the template's `BuildMethod: makefile`; see the pattern rule at the end.
+# Test tools come from the repository, never from the machine: Go programs
+# are tool dependencies in go.mod (staticcheck; the Lambda runtime interface
+# emulator, which the function tests build from the module cache); npm
+# packages come from a committed package-lock.json (see test-deps below);
+# a system package a test needs is installed by .ci/need (apt-get as root,
+# otherwise a failure naming the one command to run).
 
 ADDR ?= 127.0.0.1:8787
 DATA ?= ./.agentbox
@@ -14,21 +22,40 @@ GO ?= go
 
 # Lambda builds: static, arm64 (Graviton), no RPC shim (provided.al2023
 # speaks the runtime API directly), reproducible paths, no debug info.
-LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
+# Every function of the template deploys this one binary; the function
+# learns its tool from AGENTBOX_FUNCTION (see cmd/lambda).
+LAMBDA_GOARCH ?= arm64
+LAMBDA_ENV := GOOS=linux GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 BUILD_DIR ?= .aws-sam-build
+LAMBDA_BIN := $(BUILD_DIR)/bootstrap
+GO_SOURCES := go.mod go.sum $(shell find . -path './.*' -prune -o -name '*.go' ! -name '*_test.go' -print)
 
-.PHONY: run test vet fmt-check staticcheck bench contracts template functions readme generate build clean
+.PHONY: run test test-deps vet fmt-check staticcheck bench contracts template readme generate build clean fresh-check
 
 run:
 	$(GO) build -o bin/agentbox ./cmd/agentbox
 	bin/agentbox serve --addr $(ADDR) --data $(DATA)
 
-test: fmt-check vet staticcheck test-deps
+test: test-deps fmt-check vet staticcheck
 	$(GO) test -race ./...
 
+# npm test tools. Every folder holding a committed package-lock.json (outside
+# node_modules) is a test folder: `npm ci` installs exactly its lockfile when
+# node_modules is missing or older than the lockfile. The stamp is ours, so
+# a half-finished install is redone. npm itself is a system package.
+NPM_LOCKS := $(shell find . -path './.*' -prune -o -name node_modules -prune -o -name package-lock.json -print | sed 's|^\./||')
+NPM_STAMPS := $(patsubst %package-lock.json,%node_modules/.agentbox-npm-ci,$(NPM_LOCKS))
+
+test-deps: $(NPM_STAMPS)
+
+%node_modules/.agentbox-npm-ci: %package-lock.json
+	@.ci/need npm npm
+	cd ./$(dir $<) && npm ci --no-audit --no-fund
+	touch $@
+
 fmt-check:
-	@unformatted="$$(find . -path './.*' -prune -o -name '*.go' -print | xargs gofmt -l)"; \
+	@unformatted="$$(find . -path './.*' -prune -o -name node_modules -prune -o -name '*.go' -print | xargs gofmt -l)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$unformatted"; exit 1; fi
 
 vet:
@@ -47,30 +74,35 @@ contracts:
 template:
 	$(GO) run ./infra/gen -w template.yaml
 
-functions:
-	$(GO) run ./internal/lambdafn/gen
-
 readme:
 	$(GO) run ./internal/docgen/gen -w README.md
 
-generate: contracts template functions readme
+generate: contracts template readme
 
-build:
-	@set -e; for f in $$(ls functions); do \
-		echo "build $$f"; \
-		$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(BUILD_DIR)/$$f/bootstrap ./functions/$$f; \
-	done
+build: $(LAMBDA_BIN)
+
+# Built to a temporary name and renamed, so that make processes SAM runs in
+# parallel never copy a half-written binary.
+$(LAMBDA_BIN): $(GO_SOURCES)
+	@mkdir -p $(@D)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $@.$$$$.tmp ./cmd/lambda && mv -f $@.$$$$.tmp $@
 
 clean:
 	rm -rf bin $(BUILD_DIR) .aws-sam
 
-# SAM's makefile build hook: CheckpointSaveFunction -> functions/checkpoint_save,
-# McpFunction -> functions/mcp. infra.TestLogicalIDRoundTrip proves every
-# logical id maps back to its tool.
-build-%Function:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) \
-		-o $(ARTIFACTS_DIR)/bootstrap \
-		./functions/$$(echo '$*' | sed -E 's/([a-z0-9])([A-Z])/\1_\2/g' | tr '[:upper:]' '[:lower:]')
+fresh-check:
+	.ci/fresh-check
+
+# SAM's makefile build hook. `sam build` runs `make build-<LogicalId>
+# ARTIFACTS_DIR=…` once per function: it never shares a makefile build
+# between functions, even with the same CodeUri (aws-sam-cli,
+# samcli/lib/build/build_graph.py, FunctionBuildDefinition.__eq__). Every
+# function deploys the same binary, so each rule only copies the one build
+# above, which make redoes only when a Go source changed.
+# infra.TestMakefileBuildsEveryFunction runs these rules for every function
+# of template.yaml.
+build-%Function: $(LAMBDA_BIN)
+	cp $(LAMBDA_BIN) $(ARTIFACTS_DIR)/bootstrap
 
 # ---------------------------------------------------------------------------
 # make mutate: mutation testing with gremlins (a go.mod tool) over the
@@ -100,14 +132,10 @@ mutate:
 # ---- operator view (issue 15): browser test prerequisites and screenshots ----
 # The view's tests drive Debian's headless Chromium. test-deps installs it
 # when missing and running as root; otherwise it fails with the command.
-.PHONY: test-deps screenshots
-test-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update && apt-get install -y chromium; \
-		else \
-			echo "chromium is missing: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; \
-		fi; }
+.PHONY: chromium screenshots
+test-deps: chromium
+chromium:
+	@.ci/need chromium chromium
 
 # screenshots writes PNGs of the view's main pages from the test fixture.
 screenshots: test-deps

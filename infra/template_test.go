@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -153,8 +152,18 @@ func TestTemplateStructure(t *testing.T) {
 	// What the template must contain: one function per tool with exactly
 	// its route, and the MCP function with its three.
 	want := map[string][]routeKey{}
+	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole}
 	for _, tool := range reg.Tools() {
-		want[infra.LogicalID(tool.Name)] = []routeKey{{tool.Method, tool.Path}}
+		id := infra.LogicalID(tool.Name)
+		want[id] = []routeKey{{tool.Method, tool.Path}}
+		switch {
+		case !tool.Authenticated:
+			wantRole[id] = infra.PublicRole
+		case tool.Scope == registry.ScopeRead:
+			wantRole[id] = infra.ReaderRole
+		default:
+			wantRole[id] = infra.WriterRole
+		}
 	}
 	for _, m := range infra.MCPRoutes {
 		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{m, infra.MCPPath})
@@ -174,7 +183,10 @@ func TestTemplateStructure(t *testing.T) {
 		if cu := str(get(props, "CodeUri")); cu != "." {
 			t.Errorf("%s: CodeUri = %q, want . (the repository root)", res.key, cu)
 		}
-		checkPolicies(t, res.key, props)
+		checkRole(t, res.key, props, wantRole[res.key])
+		if fn := str(path(props, "Environment", "Variables", infra.FunctionEnv)); infra.LogicalID(fn) != res.key {
+			t.Errorf("%s: %s = %q, want the function's own tool (or %s)", res.key, infra.FunctionEnv, fn, infra.MCPName)
+		}
 		for _, ev := range pairs(get(props, "Events")) {
 			if typ := str(get(ev.val, "Type")); typ != "HttpApi" {
 				t.Errorf("%s: event %s has Type %q, want HttpApi", res.key, ev.key, typ)
@@ -220,27 +232,17 @@ func TestTemplateStructure(t *testing.T) {
 	}
 }
 
-// checkPolicies asserts least privilege: a function's only policy is CRUD
-// on the stack's table, by reference. No wildcard, no other resource, no
-// role of its own that would bypass Policies.
-func checkPolicies(t *testing.T, id string, props *yaml.Node) {
+// checkRole: a function's rights come only from its shared role, chosen
+// from the registry: get_help (unauthenticated) the public role, read-scope
+// tools the reader role, every other tool and MCP the writer role.
+func checkRole(t *testing.T, id string, props *yaml.Node, want string) {
 	t.Helper()
-	if get(props, "Role") != nil {
-		t.Errorf("%s: has a Role; permissions must come from Policies", id)
+	if get(props, "Policies") != nil {
+		t.Errorf("%s: has Policies; its rights must come from its shared role only", id)
 	}
-	pol := get(props, "Policies")
-	if pol == nil || pol.Kind != yaml.SequenceNode || len(pol.Content) != 1 {
-		t.Errorf("%s: Policies must be exactly one statement", id)
-		return
-	}
-	ps := pairs(pol.Content[0])
-	if len(ps) != 1 || ps[0].key != "DynamoDBCrudPolicy" {
-		t.Errorf("%s: the policy is not DynamoDBCrudPolicy", id)
-		return
-	}
-	args := pairs(ps[0].val)
-	if len(args) != 1 || args[0].key != "TableName" || !isRef(args[0].val, infra.TableResource) {
-		t.Errorf("%s: DynamoDBCrudPolicy must name only TableName: !Ref %s", id, infra.TableResource)
+	role := get(props, "Role")
+	if role == nil || role.Tag != "!GetAtt" || role.Value != want+".Arn" {
+		t.Errorf("%s: Role = %s %q, want !GetAtt %s.Arn", id, role.Tag, str(role), want)
 	}
 }
 
@@ -323,58 +325,26 @@ func keys(ks *yaml.Node) [2]string {
 	return out
 }
 
-// TestFunctionSources: every function of the template has its code where
-// the Makefile's build-%Function rule looks (functions/<tool>/main.go), and
-// functions/ holds no entry point the template does not deploy. Without it
-// `sam build` fails only at deploy time.
-func TestFunctionSources(t *testing.T) {
-	want := append(registry.New().Names(), "mcp")
-	for _, name := range want {
-		if _, err := os.Stat("../functions/" + name + "/main.go"); err != nil {
-			t.Errorf("function %s has no entry point: %v (run make functions)", infra.LogicalID(name), err)
-		}
-	}
-	entries, err := os.ReadDir("../functions")
-	if err != nil {
-		t.Fatalf("reading functions/: %v (run make functions)", err)
-	}
-	for _, e := range entries {
-		if e.IsDir() && !slices.Contains(want, e.Name()) {
-			t.Errorf("functions/%s is not a registry tool nor mcp: no template function deploys it", e.Name())
-		}
-	}
-}
-
 // TestTemplateMatchesFunctions: the template configures the functions with
 // the names the Lambda entry points read.
 func TestTemplateMatchesFunctions(t *testing.T) {
 	if infra.TableEnv != lambdafn.EnvTable {
 		t.Errorf("template sets %s, functions read %s", infra.TableEnv, lambdafn.EnvTable)
 	}
+	if infra.FunctionEnv != lambdafn.EnvFunction || infra.MCPName != lambdafn.MCPFunction {
+		t.Errorf("template names functions with %s=%s, the binary reads %s=%s",
+			infra.FunctionEnv, infra.MCPName, lambdafn.EnvFunction, lambdafn.MCPFunction)
+	}
 	if infra.MCPPath != lambdafn.MCPPath {
 		t.Errorf("template routes MCP at %s, the function serves %s", infra.MCPPath, lambdafn.MCPPath)
 	}
 }
 
-// TestLogicalIDRoundTrip proves the Makefile's build-%Function rule finds
-// every function's code: it maps a logical id back to functions/<tool> with
-// this same substitution (sed -E 's/([a-z0-9])([A-Z])/\1_\2/g', then
-// lowercase), which only works for tool names that survive the trip.
-func TestLogicalIDRoundTrip(t *testing.T) {
-	boundary := regexp.MustCompile(`([a-z0-9])([A-Z])`)
-	names := append(registry.New().Names(), "mcp")
-	for _, name := range names {
-		id := infra.LogicalID(name)
-		stem := strings.TrimSuffix(id, "Function")
-		back := strings.ToLower(boundary.ReplaceAllString(stem, "${1}_${2}"))
-		if back != name {
-			t.Errorf("LogicalID(%q) = %q, which the Makefile maps back to functions/%s", name, id, back)
-		}
-	}
+func TestLogicalID(t *testing.T) {
 	if got := infra.LogicalID("checkpoint_save"); got != "CheckpointSaveFunction" {
 		t.Errorf("LogicalID(%q) = %q, want CheckpointSaveFunction", "checkpoint_save", got)
 	}
-	if got := infra.LogicalID("mcp"); got != infra.MCPFunction {
-		t.Errorf("LogicalID(%q) = %q, want %s", "mcp", got, infra.MCPFunction)
+	if got := infra.LogicalID(infra.MCPName); got != infra.MCPFunction {
+		t.Errorf("LogicalID(%q) = %q, want %s", infra.MCPName, got, infra.MCPFunction)
 	}
 }

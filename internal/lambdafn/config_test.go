@@ -71,3 +71,16 @@ func TestToolHandlerUnknownTool(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestBuilderNeedsAFunction: the one binary refuses to start without
+// knowing which function it is, or as a tool the registry lacks.
+func TestBuilderNeedsAFunction(t *testing.T) {
+	for _, function := range []string{"", "no_such_tool"} {
+		if _, err := builder(function)(nil, reqlog.NewLogger(discard{}, 0)); err == nil {
+			t.Errorf("builder(%q): got nil error, want one", function)
+		}
+	}
+	if _, err := builder(MCPFunction)(nil, reqlog.NewLogger(discard{}, 0)); err != nil {
+		t.Errorf("builder(%q): %v, want the MCP handler", MCPFunction, err)
+	}
+}

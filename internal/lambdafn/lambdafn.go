@@ -1,14 +1,17 @@
-// Package lambdafn is what every Lambda entry point's main calls: it builds
-// the function's handler once per cold start and hands it to the Lambda
-// runtime.
+// Package lambdafn is what the one Lambda binary (cmd/lambda) runs: it
+// builds the function's handler once per cold start and hands it to the
+// Lambda runtime.
 //
-// One function per tool (functions/<tool>, generated from the registry by
-// go run ./internal/lambdafn/gen) serves that tool's REST route only, so
-// that each route has its own IAM, concurrency and alarms in the template;
-// functions/mcp serves the MCP endpoint for every tool at /mcp.
+// Every function of the template deploys the same binary. A tool's
+// function (AGENTBOX_FUNCTION=<tool>) serves that tool's REST route only,
+// so that each route keeps its own concurrency, logs and alarms in the
+// template; the MCP function (AGENTBOX_FUNCTION=mcp) serves the MCP
+// endpoint for every tool at /mcp.
 //
 // # Configuration (environment)
 //
+//   - AGENTBOX_FUNCTION (required): "mcp" or a registry tool name. Unset or
+//     unknown, the function fails at init like a missing table does.
 //   - AGENTBOX_TABLE (required): the DynamoDB table. Without it the function
 //     logs one JSON line naming the variable and exits 1 at init, so a
 //     misconfigured deploy fails on its first invocation, loudly, instead of
@@ -48,6 +51,7 @@ import (
 
 // Environment variables a function reads.
 const (
+	EnvFunction = "AGENTBOX_FUNCTION"
 	EnvTable    = "AGENTBOX_TABLE"
 	EnvEndpoint = "AGENTBOX_DYNAMODB_ENDPOINT"
 	EnvRegion   = "AWS_REGION"
@@ -57,31 +61,37 @@ const (
 // route must use the same path.
 const MCPPath = "/mcp"
 
-// StartTool runs the Lambda function serving the named tool's REST route.
-// It does not return.
-func StartTool(name string) {
-	start("tool "+name, func(h *hub.Hub, log *slog.Logger) (http.Handler, error) {
-		return toolHandler(h, log, name)
-	})
-}
+// MCPFunction is the AGENTBOX_FUNCTION value of the MCP endpoint's
+// function; every other value names the tool a function serves.
+const MCPFunction = "mcp"
 
-// StartMCP runs the Lambda function serving the MCP endpoint for every
-// tool at MCPPath. It does not return.
-func StartMCP() {
-	start("mcp", func(h *hub.Hub, log *slog.Logger) (http.Handler, error) {
-		return mcpHandler(h, log), nil
-	})
-}
-
-func start(function string, build func(*hub.Hub, *slog.Logger) (http.Handler, error)) {
+// Start runs the Lambda function AGENTBOX_FUNCTION names. It does not
+// return.
+func Start() {
 	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo)
 	slog.SetDefault(log)
-	handler, err := initialize(context.Background(), os.Getenv, log, build)
+	function := os.Getenv(EnvFunction)
+	handler, err := initialize(context.Background(), os.Getenv, log, builder(function))
 	if err != nil {
 		log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
 		os.Exit(1)
 	}
 	lambda.Start(lambdahttp.Handler(handler))
+}
+
+var errNoFunction = errors.New(EnvFunction + ` is not set: it must be "mcp" or a tool name (the template sets it)`)
+
+// builder returns what builds the handler of the named function. An
+// unknown tool fails in toolHandler, at init.
+func builder(function string) func(*hub.Hub, *slog.Logger) (http.Handler, error) {
+	switch function {
+	case "":
+		return func(*hub.Hub, *slog.Logger) (http.Handler, error) { return nil, errNoFunction }
+	case MCPFunction:
+		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return mcpHandler(h, log), nil }
+	default:
+		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return toolHandler(h, log, function) }
+	}
 }
 
 // config is the function's environment.

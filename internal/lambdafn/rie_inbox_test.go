@@ -20,7 +20,7 @@ import (
 // wait_seconds and nothing new answers empty at its limit (the function's
 // bounded poll of the inbox head).
 func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
+	rie, bootstrap := binaries(t)
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.NewTable(t, client)
 	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
@@ -55,7 +55,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	headers := map[string]string{"authorization": "Bearer " + bob.BoxKey, "agentbox-session": pb.SessionID,
 		"content-type": "application/json"}
 
-	list := startEmulator(t, rie, "inbox_list", buildFunction(t, t.TempDir(), "inbox_list"), functionEnv(table, endpoint, "inbox_list"))
+	list := startEmulator(t, rie, "inbox_list", bootstrap, functionEnv(table, endpoint, "inbox_list"))
 	res := list.invoke(t, "POST", "/v1/inbox/list", headers, `{}`)
 	var page struct {
 		Rows []struct {
@@ -72,7 +72,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 		t.Fatalf("inbox_list function: got %d %s, want the DM with attention.unread_count 1", res.StatusCode, res.Body)
 	}
 
-	ack := startEmulator(t, rie, "inbox_ack", buildFunction(t, t.TempDir(), "inbox_ack"), functionEnv(table, endpoint, "inbox_ack"))
+	ack := startEmulator(t, rie, "inbox_ack", bootstrap, functionEnv(table, endpoint, "inbox_ack"))
 	res = ack.invoke(t, "POST", "/v1/inbox/ack", headers, fmt.Sprintf(`{"idempotency_key":"ack","inbox_seqs":[%q]}`, page.Rows[0].InboxSeq))
 	var acked struct {
 		Acked     int                   `json:"acked"`

@@ -17,9 +17,8 @@ import (
 // prepared: a room post with a mention, its replay, and a DM to another
 // box's agent; the hub then reads what the function stored.
 func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
+	rie, bootstrap := binaries(t)
 	const fn = "message_send"
-	bootstrap := buildFunction(t, t.TempDir(), fn)
 
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.NewTable(t, client)

@@ -20,8 +20,7 @@ import (
 // environment: the fifth write after a burst of four is refused wherever it
 // lands, as REST 429 with Retry-After and as an MCP isError envelope.
 func TestRateLimitSharedByInstances(t *testing.T) {
-	rie := findRIE(t)
-	bin := t.TempDir()
+	rie, bootstrap := binaries(t)
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.NewTable(t, client)
 	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
@@ -37,8 +36,8 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	// A burst of four writes refilled once a minute: the test never waits
 	// for it, so wall-clock speed cannot change the outcome.
 	limit := "AGENTBOX_LIMIT_AGENT_MUTATIONS=0.016,4"
-	saveBin, primeBin, mcpBin := buildFunction(t, bin, "checkpoint_save"), buildFunction(t, bin, "agent_prime"),
-		buildFunction(t, bin, lambdafn.MCPFunction)
+	// One binary serves every function; the environment names which.
+	saveBin, primeBin, mcpBin := bootstrap, bootstrap, bootstrap
 	instances := []*emulator{
 		startEmulator(t, rie, "checkpoint_save#1", saveBin, append(functionEnv(table, endpoint, "checkpoint_save"), limit)),
 		startEmulator(t, rie, "checkpoint_save#2", saveBin, append(functionEnv(table, endpoint, "checkpoint_save"), limit)),

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -19,22 +18,8 @@ import (
 // Lambda runtime emulator, against one table: a request answered by CAS,
 // both listings, a file report and an export.
 func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
+	rie, bootstrap := binaries(t)
 	names := []string{"requests_list", "request_respond", "file_access_report", "file_reports_list", "thread_export"}
-	bin := t.TempDir()
-	bootstraps := make([]string, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bootstraps[i] = buildFunction(t, bin, name)
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
 
 	tb := newEmulatorTable(t)
 	h, ctx := tb.h, context.Background()
@@ -61,8 +46,8 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 	fileID := got.Message.Files[0].FileID
 
 	emus := map[string]*emulator{}
-	for i, name := range names {
-		emus[name] = startEmulator(t, rie, name, bootstraps[i], functionEnv(tb.table, tb.endpoint, name))
+	for _, name := range names {
+		emus[name] = startEmulator(t, rie, name, bootstrap, functionEnv(tb.table, tb.endpoint, name))
 	}
 	as := func(ag *hub.AgentInfo) map[string]string {
 		return map[string]string{"authorization": "Bearer " + ag.BoxKey, "agentbox-session": sessions[ag.AgentID],

@@ -16,9 +16,8 @@ import (
 // function binary (a mutation with a path parameter and a CAS body) under
 // the Lambda runtime emulator, against the table this test prepared.
 func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
+	rie, bootstrap := binaries(t)
 	const fn = "room_brief_update"
-	bootstrap := buildFunction(t, t.TempDir(), fn)
 
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.NewTable(t, client)

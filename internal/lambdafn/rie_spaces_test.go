@@ -13,13 +13,12 @@ import (
 )
 
 // TestSeed002FunctionsUnderRuntimeEmulator runs update_space and
-// save_memory through their real function binaries under the Lambda
+// save_memory through their real function binary under the Lambda
 // runtime interface emulator, against DynamoDB (minidyn): the seed-002
 // body sent directly, the id in the path, CAS and the wrapped-body rule.
 // The session and the space are made through the hub on the same table.
 func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
-	bin := t.TempDir()
+	rie, bootstrap := binaries(t)
 	functions := []string{"update_space", "save_memory"}
 
 	client, endpoint := dynamotest.Start(t)
@@ -47,7 +46,7 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, buildFunction(t, bin, name), functionEnv(table, endpoint, name))
+		emu[name] = startEmulator(t, rie, name, bootstrap, functionEnv(table, endpoint, name))
 	}
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
 		"content-type": "application/json"}

@@ -2,7 +2,7 @@
 
 package lambdafn_test
 
-// The real function binaries, built as Lambda builds them, run under the
+// The real function binary, built as Lambda builds it, runs under the
 // AWS Lambda Runtime Interface Emulator (the Runtime API the Lambda service
 // offers a function), against a DynamoDB (minidyn) served from this test
 // process. What runs here is what a deploy runs, minus API Gateway, whose
@@ -36,45 +36,61 @@ import (
 )
 
 const (
+	// rieModule is a tool dependency in go.mod, which pins its version.
 	rieModule  = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
-	rieVersion = "v0.0.0-20261030222936-bef5c4ba774d"
 	invokePath = "/2015-03-31/functions/function/invocations"
 )
 
-// findRIE locates aws-lambda-rie on $PATH, then in $(go env GOPATH)/bin.
-// A missing emulator fails the test (with the install command) unless
-// AGENTBOX_SKIP_RIE=1 asks explicitly to skip it.
-func findRIE(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
-		return p
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
-			p := filepath.Join(dir, "bin", "aws-lambda-rie")
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				return p
-			}
-		}
-	}
-	if os.Getenv("AGENTBOX_SKIP_RIE") == "1" {
-		t.Skip("aws-lambda-rie not installed and AGENTBOX_SKIP_RIE=1")
-	}
-	t.Fatalf("aws-lambda-rie not found on $PATH or in $(go env GOPATH)/bin; install it with\n\tgo install %s@%s\nor set AGENTBOX_SKIP_RIE=1 to skip this test explicitly", rieModule, rieVersion)
-	return ""
+// The emulator and the function binary are built once per test binary,
+// on first use, into one directory TestMain removes: the emulator from the
+// module cache at the version go.mod pins as a tool (no go install, no
+// $PATH), the function as the template deploys it (cmd/lambda with the
+// Makefile's flags; native architecture, so that it runs here). Every
+// function runs that one binary with its own AGENTBOX_FUNCTION.
+var built struct {
+	once           sync.Once
+	dir            string
+	rie, bootstrap string
+	err            error
 }
 
-// buildFunction builds functions/<name> the way the template does
-// (lambda.norpc: the Runtime API client only) into <dir>/<name>/bootstrap.
-func buildFunction(t *testing.T, dir, name string) string {
-	t.Helper()
-	out := filepath.Join(dir, name, "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", out, "./"+filepath.ToSlash(filepath.Join(lambdafn.FunctionsDir, name)))
-	cmd.Dir = filepath.Join("..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build functions/%s: %v\n%s", name, err, b)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
 	}
-	return out
+	os.Exit(code)
+}
+
+// binaries returns the emulator and the one function binary, building them
+// on the first call.
+func binaries(t *testing.T) (rie, bootstrap string) {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "agentbox-rie-")
+		if built.err != nil {
+			return
+		}
+		built.rie = filepath.Join(built.dir, "aws-lambda-rie")
+		built.bootstrap = filepath.Join(built.dir, "bootstrap")
+		for _, args := range [][]string{
+			{"build", "-o", built.rie, rieModule},
+			// The Makefile's LAMBDA_FLAGS: the same build, and the same
+			// build-cache entries as infra's Makefile test.
+			{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", built.bootstrap, "./cmd/lambda"},
+		} {
+			cmd := exec.Command("go", args...)
+			cmd.Dir = filepath.Join("..", "..")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				built.err = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("building the emulator and the function binary: %v", built.err)
+	}
+	return built.rie, built.bootstrap
 }
 
 func freePort(t *testing.T) string {
@@ -153,12 +169,14 @@ func startEmulator(t *testing.T, rie, name, bootstrap string, env []string) *emu
 	}
 }
 
-// functionEnv is a function's whole environment under the emulator: the
-// table on the local DynamoDB at endpoint, dummy credentials, and nothing
-// from the developer's AWS configuration.
+// functionEnv is a function's whole environment under the emulator: which
+// function the one binary is (name: a tool or mcp, as the template sets
+// it), the table on the local DynamoDB at endpoint, dummy credentials, and
+// nothing from the developer's AWS configuration.
 func functionEnv(table, endpoint, name string) []string {
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
+		lambdafn.EnvFunction + "=" + name,
 		lambdafn.EnvTable + "=" + table,
 		lambdafn.EnvEndpoint + "=" + endpoint,
 		lambdafn.EnvRegion + "=" + dynamotest.Region,
@@ -218,19 +236,14 @@ func header(res events.APIGatewayV2HTTPResponse, name string) string {
 }
 
 func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie := findRIE(t)
-	bin := t.TempDir()
+	rie, bootstrap := binaries(t)
 	functions := []string{lambdafn.MCPFunction, "agent_prime", "checkpoint_save"}
-	bootstraps := map[string]string{}
-	for _, name := range functions {
-		bootstraps[name] = buildFunction(t, bin, name)
-	}
 
 	t.Run("MissingTableFailsFast", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bootstraps["checkpoint_save"])
-		cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", "PATH=" + os.Getenv("PATH")}
+		cmd := exec.CommandContext(ctx, bootstrap)
+		cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", "PATH=" + os.Getenv("PATH"), lambdafn.EnvFunction + "=checkpoint_save"}
 		out, err := cmd.Output()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -257,7 +270,7 @@ func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, bootstraps[name], functionEnv(table, endpoint, name))
+		emu[name] = startEmulator(t, rie, name, bootstrap, functionEnv(table, endpoint, name))
 	}
 	bearer := "Bearer " + alice.BoxKey
 

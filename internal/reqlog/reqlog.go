@@ -15,9 +15,52 @@ import (
 
 type ctxKey struct{}
 
-// NewLogger returns the JSON logger every entry point uses.
+// IDKey is the log attribute that carries the request id.
+const IDKey = "request_id"
+
+// NewLogger returns the JSON logger every entry point uses. Every line
+// logged with a context that carries a request id (With) gets it as
+// request_id, so that code deep in a call (the domain, the store) needs no
+// id of its own to be joined with its request's other lines; a line that
+// sets request_id itself keeps its own.
 func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(idHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+}
+
+// idHandler adds the context's request id to every record that lacks one.
+type idHandler struct {
+	inner slog.Handler
+	// hasID: a WithAttrs above already set request_id.
+	hasID bool
+}
+
+func (h idHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h idHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := ID(ctx); id != "" && !h.hasID {
+		has := false
+		r.Attrs(func(a slog.Attr) bool {
+			has = a.Key == IDKey
+			return !has
+		})
+		if !has {
+			r = r.Clone()
+			r.AddAttrs(slog.String(IDKey, id))
+		}
+	}
+	return h.inner.Handle(ctx, r)
+}
+
+func (h idHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	has := h.hasID
+	for _, a := range attrs {
+		has = has || a.Key == IDKey
+	}
+	return idHandler{inner: h.inner.WithAttrs(attrs), hasID: has}
+}
+
+func (h idHandler) WithGroup(name string) slog.Handler {
+	return idHandler{inner: h.inner.WithGroup(name), hasID: h.hasID}
 }
 
 // NewID returns a fresh request id.
