@@ -103,7 +103,7 @@ func (t *Tool) seed002() {
 	if !slices.Equal(got, wantProps) || !slices.Equal(in.Required, wantRequired) {
 		fail("arguments are %v (required %v), want %v (required %v)", got, in.Required, wantProps, wantRequired)
 	}
-	t.Result, t.Output = t.Output, seedOutputSchema(t.Name)
+	t.Output = seedOutputSchema(t.Name)
 	if t.ExampleArgs == nil {
 		ex, err := exampleObject(data)
 		if err != nil {
