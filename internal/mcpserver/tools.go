@@ -56,7 +56,14 @@ func (s *handler) toolHandler(t *registry.Tool) mcp.ToolHandler {
 			// The session layer refused a malformed Authorization header,
 			// so ok is always true here.
 			cr.Bearer, _ = bearerToken(req.Extra.Header)
-			cr.SessionID = req.Extra.Header.Get(SessionHeader)
+			// The durable session header, as REST takes it, lets a client
+			// that connects once per call (the Inspector CLI) use the
+			// session it primed in an earlier connection; without it, the
+			// MCP session is the tool's session.
+			cr.SessionID = req.Extra.Header.Get(registry.SessionHeader)
+			if cr.SessionID == "" {
+				cr.SessionID = req.Extra.Header.Get(SessionHeader)
+			}
 		}
 		if req.Params != nil {
 			args = req.Params.Arguments
