@@ -9,6 +9,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func runNode(t *testing.T, dir string, env []string, name string, args ...string
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil && stderr.Len() > 0 {
+	if err != nil && stderr.Len() > 0 && !strings.Contains(stderr.String(), "tool_is_error") {
 		t.Logf("%s stderr:\n%s", name, stderr.String())
 	}
 	return string(out), err
@@ -110,4 +111,51 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestInspectorCLIOneShot drives the MCP Inspector CLI the way a developer
+// does: every run is a new process and a new MCP session, so the durable
+// session agent_prime returns travels in the Agentbox-Session header.
+func TestInspectorCLIOneShot(t *testing.T) {
+	dir := tsClientDir(t)
+	e := newEnv(t)
+	// inspector runs one CLI process. It exits 5 (tool_is_error) after
+	// printing an isError result, which is how a failed tool must arrive.
+	inspector := func(args ...string) map[string]any {
+		t.Helper()
+		base := []string{filepath.Join("node_modules", ".bin", "mcp-inspector"), "--cli", e.url + "/mcp", "--transport", "http",
+			"--header", "Authorization: Bearer " + e.alice.BoxKey}
+		out, err := runNode(t, dir, nil, "node", append(base, args...)...)
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 5) {
+			t.Fatalf("inspector %s: %v; output %s", strings.Join(args, " "), err, out)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("inspector %s: output %q is not one JSON result: %v", strings.Join(args, " "), out, err)
+		}
+		return res
+	}
+	structured := func(res map[string]any) map[string]any {
+		sc, _ := res["structuredContent"].(map[string]any)
+		return sc
+	}
+
+	prime := inspector("--method", "tools/call", "--tool-name", "agent_prime")
+	sid, _ := structured(prime)["session_id"].(string)
+	if prime["isError"] == true || sid == "" {
+		t.Fatalf("inspector agent_prime: %v, want a session_id", prime)
+	}
+	got := inspector("--method", "tools/call", "--tool-name", "checkpoint_get", "--header", "Agentbox-Session: "+sid)
+	if got["isError"] == true || structured(got)["checkpoint"] == nil {
+		t.Errorf("inspector checkpoint_get with Agentbox-Session in a new process: %v, want the checkpoint", got)
+	}
+	// Without the header, a new process is a new, unprimed session: the
+	// error reaches the Inspector as a result, not as a thrown error.
+	unprimed := inspector("--method", "tools/call", "--tool-name", "checkpoint_get")
+	env, _ := structured(unprimed)["error"].(map[string]any)
+	if unprimed["isError"] != true || env["code"] != "NOT_PRIMED" {
+		t.Errorf("inspector checkpoint_get without a session: %v, want isError NOT_PRIMED", unprimed)
+	}
+	t.Logf("Inspector CLI 2.12.0: agent_prime, then checkpoint_get in a new process with Agentbox-Session, then NOT_PRIMED as a result")
 }
