@@ -10,7 +10,7 @@
 // never as an exception thrown by the SDK.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { fixtures } from "./fixtures.mjs";
+import { readFileSync } from "node:fs";
 
 const url = new URL(process.env.AGENTBOX_URL);
 const ctx = JSON.parse(process.env.AGENTBOX_CTX);
@@ -70,38 +70,56 @@ async function call(label, name, args) {
 const early = await call("checkpoint_get before agent_prime", "checkpoint_get", {});
 if (early) checkError("checkpoint_get before agent_prime", early, "NOT_PRIMED");
 
-const ok = {};
-const table = fixtures(ctx, ok);
-for (const tool of tools) {
-  if (!table[tool.name]) problems.push(`${tool.name}: no fixture arguments; add the tool to testdata/tsclient/fixtures.mjs`);
+// resolve replaces "$ctx.NAME" and "$ok.TOOL.PATH" strings (fixtures.json).
+function resolve(v, ok) {
+  if (typeof v === "string" && v.startsWith("$")) {
+    const [root, ...path] = v.slice(1).split(".");
+    let x = root === "ctx" ? ctx : ok;
+    for (const p of path) {
+      if (x === undefined || x === null) throw new Error(`${v}: nothing at ${p}`);
+      x = x[p];
+    }
+    if (x === undefined) throw new Error(`${v} is undefined`);
+    return x;
+  }
+  if (Array.isArray(v)) return v.map((e) => resolve(e, ok));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, resolve(e, ok)]));
+  return v;
 }
-for (const [name, f] of Object.entries(table)) {
-  const tool = tools.find((t) => t.name === name);
-  if (!tool) {
-    problems.push(`fixture ${name}: no such tool in tools/list`);
+
+const { calls } = JSON.parse(readFileSync(new URL("./fixtures.json", import.meta.url), "utf8"));
+const ok = {};
+for (const tool of tools) {
+  if (!calls.some((c) => c.tool === tool.name)) {
+    problems.push(`${tool.name}: no fixture arguments; add the tool to testdata/tsclient/fixtures.json`);
+  }
+}
+for (const f of calls) {
+  if (!tools.some((t) => t.name === f.tool)) {
+    problems.push(`fixture ${f.tool}: no such tool in tools/list`);
     continue;
   }
-  const args = (label, make) => {
+  const args = (label, raw) => {
     try {
-      return make();
+      return resolve(raw, ok);
     } catch (e) {
-      problems.push(`${tool.name} (${label}): fixture arguments failed: ${e.message}`);
+      problems.push(`${f.tool} (${label}): fixture arguments failed: ${e.message}`);
       return undefined;
     }
   };
   const okArgs = args("success", f.ok);
-  const good = okArgs && (await call(`${tool.name} (success)`, tool.name, okArgs));
+  const good = okArgs && (await call(`${f.tool} (success)`, f.tool, okArgs));
   if (good) {
     if (good.isError) {
-      problems.push(`${tool.name} (success): got error ${JSON.stringify(good.structuredContent)}`);
+      problems.push(`${f.tool} (success): got error ${JSON.stringify(good.structuredContent)}`);
     } else {
-      ok[tool.name] = good.structuredContent;
+      ok[f.tool] = good.structuredContent;
       counts.ok++;
     }
   }
   const errArgs = args("error", f.error);
-  const bad = errArgs && (await call(`${tool.name} (error)`, tool.name, errArgs));
-  if (bad) checkError(`${tool.name} (error)`, bad, f.code);
+  const bad = errArgs && (await call(`${f.tool} (error)`, f.tool, errArgs));
+  if (bad) checkError(`${f.tool} (error)`, bad, f.code);
 }
 
 await client.close();
