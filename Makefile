@@ -18,7 +18,7 @@ LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 BUILD_DIR ?= .aws-sam-build
 
-.PHONY: run test vet fmt-check staticcheck bench contracts template functions readme generate build clean
+.PHONY: run test vet fmt-check staticcheck bench contracts template functions readme generate build clean openapi
 
 run:
 	$(GO) build -o bin/agentbox ./cmd/agentbox
@@ -53,7 +53,15 @@ functions:
 readme:
 	$(GO) run ./internal/docgen/gen -w README.md
 
-generate: contracts template functions readme
+generate: contracts template functions readme openapi
+
+# --- MCP/OpenAPI (wip-mcp) -------------------------------------------
+# openapi.json: the REST contract as OpenAPI 3.1, generated from the
+# registry (TestOpenAPIUpToDate fails when it is stale).
+openapi:
+	$(GO) run ./cmd/agentbox openapi > openapi.json.tmp
+	mv openapi.json.tmp openapi.json
+# ----------------------------------------------------------------------
 
 build:
 	@set -e; for f in $$(ls functions); do \

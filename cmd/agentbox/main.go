@@ -4,6 +4,7 @@
 //	agentbox serve [--addr 127.0.0.1:8787] [--data ./.agentbox]
 //	agentbox admin <command> [flags]     (agentbox admin help)
 //	agentbox contracts                   (prints tool-contracts.json)
+//	agentbox openapi                     (prints openapi.json)
 //
 // The logic lives in internal/server and internal/admincli; this file only
 // dispatches, so that tests drive the same code in process through run.
@@ -23,6 +24,7 @@ import (
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/server"
 )
 
@@ -34,6 +36,8 @@ const usage = `Usage:
       Manage boxes, agents and keys; 'agentbox admin help' lists commands.
   agentbox contracts
       Print every tool's contract (tool-contracts.json) to stdout.
+  agentbox openapi
+      Print the REST API's OpenAPI 3.1 document (openapi.json) to stdout.
 `
 
 func main() {
@@ -62,6 +66,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if _, err := stdout.Write(registry.New().ContractsJSON()); err != nil {
 			fmt.Fprintln(stderr, "agentbox contracts:", err)
+			return 1
+		}
+		return 0
+	case "openapi":
+		if len(args) > 1 {
+			fmt.Fprintln(stderr, "agentbox openapi takes no arguments")
+			return 2
+		}
+		if _, err := stdout.Write(rest.OpenAPI(registry.New())); err != nil {
+			fmt.Fprintln(stderr, "agentbox openapi:", err)
 			return 1
 		}
 		return 0

@@ -50,7 +50,7 @@ func newEnv(t *testing.T, st store.Store, wrap func(http.Handler) http.Handler) 
 	t.Helper()
 	h := hub.New(st, hub.Options{})
 	logs := &reqlogtest.Buffer{}
-	var handler = rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug))
+	var handler = conformsToOpenAPI(t, rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
 	if wrap != nil {
 		handler = wrap(handler)
 	}
