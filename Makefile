@@ -31,7 +31,7 @@ BUILD_DIR ?= .aws-sam-build
 LAMBDA_BIN := $(BUILD_DIR)/bootstrap
 GO_SOURCES := go.mod go.sum $(shell find . -path './.*' -prune -o -name '*.go' ! -name '*_test.go' -print)
 
-.PHONY: run test test-deps vet fmt-check staticcheck bench contracts template readme generate build clean fresh-check
+.PHONY: run test test-deps vet fmt-check staticcheck bench contracts template readme generate build clean fresh-check openapi
 
 run:
 	$(GO) build -o bin/agentbox ./cmd/agentbox
@@ -41,9 +41,13 @@ test: test-deps fmt-check vet staticcheck
 	$(GO) test -race ./...
 
 # npm test tools. Every folder holding a committed package-lock.json (outside
-# node_modules) is a test folder: `npm ci` installs exactly its lockfile when
+# node_modules) is a test folder: its lockfile is installed when
 # node_modules is missing or older than the lockfile. The stamp is ours, so
 # a half-finished install is redone. npm itself is a system package.
+# `npm ci` is tried first; npm 11 refuses it when the lock lacks an optional
+# dependency the registry does not serve (vite's
+# napi-windows-process-start-time, under the Inspector), and then
+# `npm install --no-save` installs the same locked versions.
 NPM_LOCKS := $(shell find . -path './.*' -prune -o -name node_modules -prune -o -name package-lock.json -print | sed 's|^\./||')
 NPM_STAMPS := $(patsubst %package-lock.json,%node_modules/.agentbox-npm-ci,$(NPM_LOCKS))
 
@@ -51,7 +55,7 @@ test-deps: $(NPM_STAMPS)
 
 %node_modules/.agentbox-npm-ci: %package-lock.json
 	@.ci/need npm npm
-	cd ./$(dir $<) && npm ci --no-audit --no-fund
+	cd ./$(dir $<) && { npm ci --no-audit --no-fund 2>/dev/null || npm install --no-save --no-audit --no-fund; }
 	touch $@
 
 fmt-check:
@@ -77,7 +81,13 @@ template:
 readme:
 	$(GO) run ./internal/docgen/gen -w README.md
 
-generate: contracts template readme
+generate: contracts template readme openapi
+
+# openapi.json: the REST contract as OpenAPI 3.1, generated from the
+# registry (TestOpenAPIUpToDate fails when it is stale).
+openapi:
+	$(GO) run ./cmd/agentbox openapi > openapi.json.tmp
+	mv openapi.json.tmp openapi.json
 
 build: $(LAMBDA_BIN)
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated files at the repository root")
@@ -16,6 +17,12 @@ var update = flag.Bool("update", false, "rewrite the generated files at the repo
 // registry generates. Fix with `make contracts` (or go test . -update).
 func TestContractsUpToDate(t *testing.T) {
 	checkGolden(t, "tool-contracts.json", registry.New().ContractsJSON(), "make contracts")
+}
+
+// TestOpenAPIUpToDate fails when openapi.json is not what the registry
+// generates. Fix with `make openapi` (or go test . -update).
+func TestOpenAPIUpToDate(t *testing.T) {
+	checkGolden(t, "openapi.json", rest.OpenAPI(registry.New()), "make openapi")
 }
 
 func checkGolden(t *testing.T, path string, want []byte, fix string) {

@@ -5,6 +5,7 @@
 //	agentbox serve --table NAME [--endpoint URL] [--region R] [--create-table]
 //	agentbox admin <command> [flags]     (agentbox admin help)
 //	agentbox contracts                   (prints tool-contracts.json)
+//	agentbox openapi                     (prints openapi.json)
 //
 // The logic lives in internal/server and internal/admincli; this file only
 // dispatches, so that tests drive the same code in process through run.
@@ -25,6 +26,7 @@ import (
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/server"
 )
 
@@ -43,6 +45,8 @@ const usage = `Usage:
       Manage boxes, agents and keys; 'agentbox admin help' lists commands.
   agentbox contracts
       Print every tool's contract (tool-contracts.json) to stdout.
+  agentbox openapi
+      Print the REST API's OpenAPI 3.1 document (openapi.json) to stdout.
 `
 
 func main() {
@@ -71,6 +75,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if _, err := stdout.Write(registry.New().ContractsJSON()); err != nil {
 			fmt.Fprintln(stderr, "agentbox contracts:", err)
+			return 1
+		}
+		return 0
+	case "openapi":
+		if len(args) > 1 {
+			fmt.Fprintln(stderr, "agentbox openapi takes no arguments")
+			return 2
+		}
+		if _, err := stdout.Write(rest.OpenAPI(registry.New())); err != nil {
+			fmt.Fprintln(stderr, "agentbox openapi:", err)
 			return 1
 		}
 		return 0

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 	"github.com/agentbox/agentbox/internal/store/dynamo/mototest"
 )
@@ -33,6 +34,8 @@ func TestRun(t *testing.T) {
 		{name: "Help", args: []string{"help"}, code: 0, stdoutHas: "agentbox serve"},
 		{name: "Contracts", args: []string{"contracts"}, code: 0, exactStdout: registry.New().ContractsJSON()},
 		{name: "ContractsExtraArg", args: []string{"contracts", "x"}, code: 2},
+		{name: "OpenAPI", args: []string{"openapi"}, code: 0, exactStdout: rest.OpenAPI(registry.New())},
+		{name: "OpenAPIExtraArg", args: []string{"openapi", "x"}, code: 2},
 		{name: "ServeBadFlag", args: []string{"serve", "--port", "1"}, code: 2},
 		{name: "ServeBadLogLevel", args: []string{"serve", "--log-level", "loud"}, code: 2},
 		{name: "ServePositional", args: []string{"serve", "now"}, code: 2},

@@ -62,7 +62,7 @@ func (h *Hub) CheckpointGet(ctx context.Context, cr Credentials, _ CheckpointGet
 type CheckpointSaveInput struct {
 	Auth
 	Mutation
-	ExpectedRevision Revision `json:"expected_revision" desc:"The revision you last read (\"0\" when none exists). A stale revision fails with REVISION_CONFLICT and overwrites nothing."`
+	ExpectedRevision Revision `json:"expected_revision" desc:"The revision you last read (\"0\" when none); a stale one writes nothing."`
 	BodyMD           string   `json:"body_md" desc:"Checkpoint text, Markdown, 1 byte to 16 KiB UTF-8." schema:"minLength=1,maxLength=16384"`
 	Payload          Object   `json:"payload,omitempty" desc:"Optional JSON object, at most 8 KiB and depth 8."`
 }

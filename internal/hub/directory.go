@@ -133,8 +133,8 @@ func cardRecordDTO(card *cardRecord, version uint64) DirectoryCard {
 // DirectorySearchInput is directory_search's input.
 type DirectorySearchInput struct {
 	Auth
-	Query  string `json:"query,omitempty" desc:"Text to find in names and roles, matched literally (no character is a wildcard or pattern), ignoring case and Unicode spelling variants; leading and trailing spaces are ignored. Empty browses every card. At most 100 characters." schema:"maxLength=100" example:"\"review\""`
-	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page of the same query. Start without one; start again after directory changes." schema:"maxLength=2048"`
+	Query  string `json:"query,omitempty" desc:"Text to find in names and roles, taken literally, any case; empty lists everyone. At most 100 characters." schema:"maxLength=100" example:"\"review\""`
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page." schema:"maxLength=2048"`
 	Limit  int    `json:"limit,omitempty" desc:"Page size, 1-100 (default 20)." schema:"minimum=1,maximum=100"`
 }
 
@@ -346,7 +346,7 @@ func (SkillList) JSONSchema() *schema.Schema {
 	one, maxChars, maxItems := int64(1), int64(MaxCardSkillChars), int64(MaxCardSkills)
 	return &schema.Schema{Type: "array", MaxItems: &maxItems,
 		Items:       &schema.Schema{Type: "string", MinLength: &one, MaxLength: &maxChars},
-		Description: "The whole list of your skills, replacing the previous one: at most 20 distinct entries of 1-40 characters. An empty list clears it."}
+		Description: "Your whole skill list, replacing the old one: up to 20 entries of 1-40 characters."}
 }
 
 // DirectoryUpdateSelfInput is directory_update_self's input. Every card

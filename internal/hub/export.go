@@ -42,10 +42,10 @@ const exportReadRows = 100
 // ThreadExportInput is thread_export's input.
 type ThreadExportInput struct {
 	Auth
-	MessageID string `json:"message_id" desc:"Any message of the thread that you can see." schema:"format=uuid"`
-	Format    string `json:"format" desc:"json: JSON Lines, one entry per line; markdown: a readable document. Concatenate the chunks in order." schema:"enum=json|markdown" example:"\"markdown\""`
-	Cursor    string `json:"cursor,omitempty" desc:"next_cursor of the previous chunk of this export." schema:"maxLength=2048"`
-	MaxBytes  int    `json:"max_bytes,omitempty" desc:"Byte budget of a chunk, 1024-262144 (default 131072); a chunk always holds at least one whole entry." schema:"minimum=1024,maximum=262144"`
+	MessageID string `json:"message_id" desc:"Any message of the thread." schema:"format=uuid"`
+	Format    string `json:"format" desc:"json (JSON Lines) or markdown; concatenate the chunks." schema:"enum=json|markdown" example:"\"markdown\""`
+	Cursor    string `json:"cursor,omitempty" desc:"From the previous chunk." schema:"maxLength=2048"`
+	MaxBytes  int    `json:"max_bytes,omitempty" desc:"Chunk byte budget (default 128 KiB)." schema:"minimum=1024,maximum=262144"`
 }
 
 // ThreadExportOutput is one chunk of an export.

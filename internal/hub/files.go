@@ -47,12 +47,12 @@ const (
 
 // FileRefInput is a file reference as a caller gives it.
 type FileRefInput struct {
-	URL          string `json:"url" desc:"An https link without query, fragment or credentials." schema:"maxLength=2048" example:"\"https://github.com/acme/repo/blob/main/README.md\""`
-	DisplayName  string `json:"display_name" desc:"A name for people and agents, one line." schema:"minLength=1,maxLength=200" example:"\"README.md\""`
-	MediaType    string `json:"media_type,omitempty" desc:"Optional media type, e.g. text/markdown." schema:"maxLength=255"`
-	VersionLabel string `json:"version_label,omitempty" desc:"Optional version label, e.g. v1.2.0." schema:"maxLength=100"`
-	SHA256       string `json:"sha256,omitempty" desc:"Optional SHA-256 of the content, 64 hex digits." schema:"pattern=^[0-9a-fA-F]{64}$"`
-	Commit       string `json:"commit,omitempty" desc:"Optional commit hash, 7-64 hex digits." schema:"minLength=7,maxLength=64,pattern=^[0-9a-fA-F]+$"`
+	URL          string `json:"url" desc:"https link; no query, fragment or credentials." schema:"maxLength=2048" example:"\"https://github.com/acme/repo/blob/main/README.md\""`
+	DisplayName  string `json:"display_name" desc:"Name shown for it." schema:"minLength=1,maxLength=200" example:"\"README.md\""`
+	MediaType    string `json:"media_type,omitempty" desc:"e.g. text/markdown." schema:"maxLength=255"`
+	VersionLabel string `json:"version_label,omitempty" desc:"e.g. v1.2.0." schema:"maxLength=100"`
+	SHA256       string `json:"sha256,omitempty" desc:"Content SHA-256, hex." schema:"pattern=^[0-9a-fA-F]{64}$"`
+	Commit       string `json:"commit,omitempty" desc:"Commit hash, hex." schema:"minLength=7,maxLength=64,pattern=^[0-9a-fA-F]+$"`
 }
 
 // fileRecord is a stored reference.

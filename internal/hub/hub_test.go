@@ -178,7 +178,7 @@ func TestNotPrimed(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		primed := f.prime(f.a)
-		unbound, err := f.h.OpenSession(f.ctx, "", "mcp")
+		unbound, err := f.h.OpenSession(f.ctx, "")
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
 		}
@@ -294,7 +294,7 @@ func TestAuthFailed(t *testing.T) {
 func TestUnboundSessionBinding(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		id, err := f.h.OpenSession(f.ctx, "", "mcp")
+		id, err := f.h.OpenSession(f.ctx, "")
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
 		}
@@ -307,7 +307,7 @@ func TestUnboundSessionBinding(t *testing.T) {
 		}
 		_, err = f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.b.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		wantCode(t, "Prime by another agent on a bound session", err, apperr.AuthFailed)
-		_, err = f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: "s_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", Transport: "mcp"}, hub.PrimeInput{})
+		_, err = f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: "m_" + strings.Repeat("B", 54), Transport: "mcp"}, hub.PrimeInput{})
 		wantCode(t, "Prime on an unknown MCP session", err, apperr.NotPrimed)
 		if err := f.h.CloseSession(f.ctx, id, hub.Credentials{Bearer: f.b.BoxKey}); err == nil {
 			t.Fatalf("CloseSession by another agent: got success, want AUTH_FAILED")
@@ -439,7 +439,7 @@ func TestCloseSessionRacingSessionWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
 		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
-		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp")
+		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey)
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
 		}

@@ -170,7 +170,7 @@ const operationKeyPattern = `^[a-z0-9]+(-[a-z0-9]+)*$`
 
 // OpKey is embedded in every seed-002 mutation's data.
 type OpKey struct {
-	OperationKey string `json:"operation_key,omitempty" desc:"Optional stable client key scoped to this agent for 30 days. Reuse identical payload after a timeout. Different payload conflicts. Retry returns compact operation receipt, not original body. Distinct from diagnostic request_id; existing create-space request_id remains required." schema:"maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$"`
+	OperationKey string `json:"operation_key,omitempty" desc:"Optional retry key, kept 30 days: the same payload replays the receipt, a different one conflicts." schema:"maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$"`
 }
 
 // NoData is the data of a call that has no body fields (get_space,

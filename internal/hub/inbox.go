@@ -90,11 +90,11 @@ const (
 // InboxListInput is inbox_list's input.
 type InboxListInput struct {
 	Auth
-	Filter      string `json:"filter,omitempty" desc:"unread (default): rows not yet acknowledged; all: every row." schema:"enum=unread|all"`
-	Cursor      string `json:"cursor,omitempty" desc:"next_cursor or resume_cursor of an earlier inbox_list with the same filter." schema:"maxLength=2048"`
-	Limit       int    `json:"limit,omitempty" desc:"Rows per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
-	MaxBytes    int    `json:"max_bytes,omitempty" desc:"Byte budget of a page, 1024-262144 (default 131072); a page always holds at least one row." schema:"minimum=1024,maximum=262144"`
-	WaitSeconds int    `json:"wait_seconds,omitempty" desc:"0-20: when nothing new is there, wait up to this long for new attention before answering." schema:"minimum=0,maximum=20"`
+	Filter      string `json:"filter,omitempty" desc:"unread (default) or all." schema:"enum=unread|all"`
+	Cursor      string `json:"cursor,omitempty" desc:"From an earlier page." schema:"maxLength=2048"`
+	Limit       int    `json:"limit,omitempty" desc:"Page size (default 50)." schema:"minimum=1,maximum=100"`
+	MaxBytes    int    `json:"max_bytes,omitempty" desc:"Page byte budget (default 128 KiB)." schema:"minimum=1024,maximum=262144"`
+	WaitSeconds int    `json:"wait_seconds,omitempty" desc:"Wait up to this long for new rows when there are none." schema:"minimum=0,maximum=20"`
 }
 
 // InboxRow is one attention row with its message.
@@ -356,7 +356,7 @@ func (h *Hub) putReceipts(ctx context.Context, c *call, seqs []uint64) error {
 type InboxAckInput struct {
 	Auth
 	Mutation
-	InboxSeqs []Revision `json:"inbox_seqs" desc:"Up to 100 inbox_seq values of rows returned to this session (by inbox_list, message_get or conversation_read)." schema:"minItems=1,maxItems=100"`
+	InboxSeqs []Revision `json:"inbox_seqs" desc:"inbox_seq values shown to this session." schema:"minItems=1,maxItems=100"`
 }
 
 // AckResult is the outcome for one row.

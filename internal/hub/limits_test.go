@@ -344,23 +344,17 @@ func TestLimitsReported(t *testing.T) {
 	})
 }
 
-// TestSessionQuota: beyond the cap, opening a session ends the oldest,
-// through agent_prime and through a bound OpenSession alike.
+// TestSessionQuota: beyond the cap, opening a session ends the oldest.
 func TestSessionQuota(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad).limited(limits.Config{SessionsPerAgent: 2})
-		s1, s2 := f.prime(f.a), f.prime(f.a)
-		mcp, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
-		_, err = f.h.ProfileGet(f.ctx, s1, hub.ProfileInput{})
+		s1, s2, s3 := f.prime(f.a), f.prime(f.a), f.prime(f.a)
+		_, err := f.h.ProfileGet(f.ctx, s1, hub.ProfileInput{})
 		wantCode(t, "oldest session after the cap", err, apperr.NotPrimed)
-		if _, err := f.h.ProfileGet(f.ctx, s2, hub.ProfileInput{}); err != nil {
-			t.Errorf("second session: %v", err)
-		}
-		if err := f.h.CheckSession(f.ctx, mcp, f.a.BoxKey); err != nil {
-			t.Errorf("newest session: %v", err)
+		for name, cr := range map[string]hub.Credentials{"second": s2, "third": s3} {
+			if _, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{}); err != nil {
+				t.Errorf("%s session: %v", name, err)
+			}
 		}
 		s4 := f.prime(f.a)
 		_, err = f.h.ProfileGet(f.ctx, s2, hub.ProfileInput{})
@@ -397,18 +391,20 @@ func TestSpaceQuota(t *testing.T) {
 	})
 }
 
-// TestSessionOpeningIsAWrite: agent_prime and a bound OpenSession (MCP
-// initialize with a key) write a session, so they spend the write limit.
+// TestSessionOpeningIsAWrite: agent_prime writes a session, so it spends
+// the write limit; an MCP initialize (OpenSession) writes nothing and
+// spends nothing, with or without a key.
 func TestSessionOpeningIsAWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad).limited(limits.Config{AgentMutations: limits.Rate{PerSecond: 0.5, Burst: 2}})
 		f.prime(f.a)
-		if _, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp"); err != nil {
-			t.Fatalf("OpenSession within the burst: %v", err)
+		f.prime(f.a)
+		for range 3 {
+			if _, err := f.h.OpenSession(f.ctx, f.a.BoxKey); err != nil {
+				t.Fatalf("OpenSession past the burst: %v, want a signed id (it writes nothing)", err)
+			}
 		}
-		_, err := f.h.OpenSession(f.ctx, f.a.BoxKey, "mcp")
-		wantCode(t, "OpenSession past the burst", err, apperr.RateLimited)
-		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
+		_, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
 		wantCode(t, "Prime past the burst", err, apperr.RateLimited)
 	})
 }

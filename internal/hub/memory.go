@@ -71,7 +71,7 @@ type memoryRecord struct {
 
 // NoteRef is a note's name: the REST path parameter and MCP's id.
 type NoteRef struct {
-	ID string `json:"id" desc:"Your stable note name, e.g. working-context: lowercase letters and digits in hyphen-separated groups, at most 80 characters." schema:"minLength=1,maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$" example:"working-context"`
+	ID string `json:"id" desc:"Note name, e.g. working-context: lowercase words joined by hyphens, at most 80 characters." schema:"minLength=1,maxLength=80,pattern=^[a-z0-9]+(-[a-z0-9]+)*$" example:"working-context"`
 }
 
 // MemoryNoteDTO is a note as get_memory and save_memory return it.
@@ -111,7 +111,7 @@ func checkContent(s string) error {
 
 // SaveMemoryData is save_memory's body.
 type SaveMemoryData struct {
-	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=0" example:"0"`
+	ExpectedVersion int64  `json:"expected_version" desc:"The version you last read; 0 creates a missing note." schema:"minimum=0" example:"0"`
 	Content         string `json:"content" desc:"The note, 1 byte to 16 KiB of UTF-8 (Markdown or plain text)." schema:"minLength=1" example:"Parsing done; next: table extraction tests."`
 	OpKey
 }
@@ -316,7 +316,7 @@ func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, 
 
 // DeleteMemoryData is delete_memory's body.
 type DeleteMemoryData struct {
-	ExpectedVersion int64 `json:"expected_version" desc:"Copy the current version returned by a read. Stale versions fail without deleting." schema:"minimum=1" example:"1"`
+	ExpectedVersion int64 `json:"expected_version" desc:"The version you last read." schema:"minimum=1" example:"1"`
 	OpKey
 }
 

@@ -202,8 +202,8 @@ type attentionRecord struct {
 // exactly {kind:"dm", recipient_agent_id} or {kind:"room", room_id}.
 type Destination struct {
 	Kind             string `json:"kind" desc:"dm or room." schema:"enum=dm|room" example:"\"room\""`
-	RecipientAgentID string `json:"recipient_agent_id,omitempty" desc:"With kind dm: the other agent." schema:"format=uuid"`
-	RoomID           string `json:"room_id,omitempty" desc:"With kind room: the room." schema:"format=uuid"`
+	RecipientAgentID string `json:"recipient_agent_id,omitempty" desc:"For dm: the other agent." schema:"format=uuid"`
+	RoomID           string `json:"room_id,omitempty" desc:"For room." schema:"format=uuid"`
 }
 
 // check validates the destination's shape and canonicalizes its id.
@@ -264,12 +264,12 @@ type MessageSendInput struct {
 	Auth
 	Mutation
 	Destination Destination    `json:"destination"`
-	BodyMD      string         `json:"body_md" desc:"The message, Markdown, 1 byte to 16 KiB UTF-8. Messages cannot be edited: correct with a reply." schema:"minLength=1,maxLength=16384" example:"\"Parser done; please review.\""`
-	Payload     Object         `json:"payload,omitempty" desc:"Optional JSON object, at most 8 KiB and depth 8, without credential-like fields."`
-	Files       []FileRefInput `json:"files,omitempty" desc:"File references (links, never bytes)." schema:"maxItems=20"`
-	Mentions    []string       `json:"mentions,omitempty" desc:"Agent ids to mention: distinct, at most 20, not yourself; in a room, current members; in a DM, only the recipient. Writing @Name in the text has no effect." schema:"maxItems=20"`
-	Requests    []string       `json:"requests,omitempty" desc:"Agent ids whose response you request: same rules as mentions, and in a room each must also be mentioned." schema:"maxItems=20"`
-	ReplyTo     string         `json:"reply_to,omitempty" desc:"The message this replies to; the reply stays in its room or DM pair." schema:"format=uuid"`
+	BodyMD      string         `json:"body_md" desc:"Markdown, up to 16 KiB. Messages are final: correct with a reply." schema:"minLength=1,maxLength=16384" example:"\"Parser done; please review.\""`
+	Payload     Object         `json:"payload,omitempty" desc:"Optional JSON object, no secrets."`
+	Files       []FileRefInput `json:"files,omitempty" desc:"Links to files, never bytes." schema:"maxItems=20"`
+	Mentions    []string       `json:"mentions,omitempty" desc:"Agent ids to notify; @Name in text does nothing." schema:"maxItems=20"`
+	Requests    []string       `json:"requests,omitempty" desc:"Agent ids asked to respond; in a room also mention them." schema:"maxItems=20"`
+	ReplyTo     string         `json:"reply_to,omitempty" desc:"Message id this answers; same room or DM." schema:"format=uuid"`
 }
 
 // MessageSendOutput is the durable receipt of a send: stored, not
@@ -727,7 +727,7 @@ func (h *Hub) fanoutStep(ctx context.Context, rec *intentRecord, n uint64) ([]gu
 // MessageGetInput is message_get's input.
 type MessageGetInput struct {
 	Auth
-	MessageID string `json:"message_id" desc:"The message to read." schema:"format=uuid"`
+	MessageID string `json:"message_id" desc:"Message id." schema:"format=uuid"`
 }
 
 // MessageGetOutput is one message.
@@ -889,10 +889,10 @@ type receiptRecord struct {
 // ConversationReadInput is conversation_read's input.
 type ConversationReadInput struct {
 	Auth
-	Conversation Destination `json:"conversation" desc:"The room ({kind:\"room\", room_id}) or your DM with one agent ({kind:\"dm\", recipient_agent_id})."`
-	Cursor       string      `json:"cursor,omitempty" desc:"next_cursor or resume_cursor from an earlier page of this conversation." schema:"maxLength=2048"`
-	Limit        int         `json:"limit,omitempty" desc:"Messages per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
-	MaxBytes     int         `json:"max_bytes,omitempty" desc:"Byte budget of a page's messages, 1024-262144 (default 131072); a page always holds at least one message." schema:"minimum=1024,maximum=262144"`
+	Conversation Destination `json:"conversation" desc:"A room, or your DM with one agent."`
+	Cursor       string      `json:"cursor,omitempty" desc:"From an earlier page." schema:"maxLength=2048"`
+	Limit        int         `json:"limit,omitempty" desc:"Page size (default 50)." schema:"minimum=1,maximum=100"`
+	MaxBytes     int         `json:"max_bytes,omitempty" desc:"Page byte budget (default 128 KiB)." schema:"minimum=1024,maximum=262144"`
 }
 
 // ConversationReadOutput is one page of a conversation, oldest first.
@@ -1023,7 +1023,7 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 // ThreadReadInput is thread_read's input.
 type ThreadReadInput struct {
 	Auth
-	MessageID string `json:"message_id" desc:"Any message of the thread that you can see." schema:"format=uuid"`
+	MessageID string `json:"message_id" desc:"Any message of the thread." schema:"format=uuid"`
 }
 
 // ThreadEntry is one message of a thread: the message, or only its id when

@@ -60,14 +60,9 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	if err != nil {
 		return nil, err
 	}
-	if cr.SessionID != "" && c.Session == nil && cr.Transport == "mcp" {
-		// The MCP session is the transport's; an expired one must be
-		// re-initialized, not silently replaced.
-		return nil, apperr.New(apperr.NotPrimed, "Unknown or expired session.").
-			WithNext("Re-initialize the MCP connection, then call agent_prime.")
-	}
-
 	var s sessionRecord
+	// Resumed only when this session was primed before: binding the
+	// session an MCP initialize issued is its first prime.
 	resumed := c.Session != nil && c.Session.Primed
 	op := store.Absent
 	next := uint64(1)
@@ -76,7 +71,13 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		op = store.AtVersion(c.SessionVersion)
 		next = c.SessionVersion + 1
 	} else {
-		s = sessionRecord{ID: newSessionID(), Transport: cr.Transport, CreatedAt: c.Now}
+		id := newSessionID()
+		if cr.SessionID != "" {
+			if id, err = h.adoptSessionID(ctx, cr.SessionID); err != nil {
+				return nil, err
+			}
+		}
+		s = sessionRecord{ID: id, Transport: cr.Transport, CreatedAt: c.Now}
 		if s.Transport == "" {
 			s.Transport = "rest"
 		}

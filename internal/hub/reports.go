@@ -86,11 +86,11 @@ func validAccess(s string) bool {
 type FileAccessReportInput struct {
 	Auth
 	Mutation
-	MessageID        string   `json:"message_id" desc:"A message you can see and did not write." schema:"format=uuid"`
-	FileID           string   `json:"file_id" desc:"One of its file references (file_id of the message's files)." schema:"format=uuid"`
-	ExpectedRevision Revision `json:"expected_revision" desc:"\"0\" for your first report on this file, else its current revision; a stale one fails with REVISION_CONFLICT."`
-	State            string   `json:"state" desc:"accessible, denied, not_found or other: your own access to the link, as you found it with your own tools." schema:"enum=accessible|denied|not_found|other" example:"\"accessible\""`
-	Note             string   `json:"note,omitempty" desc:"Optional note, one line, at most 500 characters." schema:"maxLength=500"`
+	MessageID        string   `json:"message_id" desc:"A message you did not write." schema:"format=uuid"`
+	FileID           string   `json:"file_id" desc:"file_id of one of its files." schema:"format=uuid"`
+	ExpectedRevision Revision `json:"expected_revision" desc:"\"0\" for a first report, else its revision."`
+	State            string   `json:"state" desc:"What you found opening it yourself." schema:"enum=accessible|denied|not_found|other" example:"\"accessible\""`
+	Note             string   `json:"note,omitempty" desc:"Optional one-line note." schema:"maxLength=500"`
 }
 
 // FileAccessReportOutput is the stored report.
@@ -178,9 +178,9 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 type FileReportsListInput struct {
 	Auth
 	MessageID string `json:"message_id" desc:"A message you can see." schema:"format=uuid"`
-	FileID    string `json:"file_id,omitempty" desc:"Only reports on this file reference." schema:"format=uuid"`
-	Cursor    string `json:"cursor,omitempty" desc:"next_cursor of an earlier call with the same message and file." schema:"maxLength=2048"`
-	Limit     int    `json:"limit,omitempty" desc:"Reports per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
+	FileID    string `json:"file_id,omitempty" desc:"Only this file." schema:"format=uuid"`
+	Cursor    string `json:"cursor,omitempty" desc:"From an earlier page." schema:"maxLength=2048"`
+	Limit     int    `json:"limit,omitempty" desc:"Page size (default 50)." schema:"minimum=1,maximum=100"`
 }
 
 // FileReportsListOutput is one page of reports.

@@ -152,10 +152,10 @@ func (r *requestRecord) dto(revision uint64) RequestDTO {
 // RequestsListInput is requests_list's input.
 type RequestsListInput struct {
 	Auth
-	Direction string `json:"direction" desc:"incoming: requests addressed to you; outgoing: requests you made, one entry per requested recipient." schema:"enum=incoming|outgoing" example:"\"incoming\""`
-	Status    string `json:"status,omitempty" desc:"Only requests whose current declaration is this status." schema:"enum=open|accepted|needs_context|declined|result_ready"`
-	Cursor    string `json:"cursor,omitempty" desc:"next_cursor of an earlier requests_list with the same direction and status." schema:"maxLength=2048"`
-	Limit     int    `json:"limit,omitempty" desc:"Requests per page, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
+	Direction string `json:"direction" desc:"incoming (to you) or outgoing (yours)." schema:"enum=incoming|outgoing" example:"\"incoming\""`
+	Status    string `json:"status,omitempty" desc:"Filter by current status." schema:"enum=open|accepted|needs_context|declined|result_ready"`
+	Cursor    string `json:"cursor,omitempty" desc:"From an earlier page." schema:"maxLength=2048"`
+	Limit     int    `json:"limit,omitempty" desc:"Page size (default 50)." schema:"minimum=1,maximum=100"`
 }
 
 // RequestsListOutput is one page of requests, oldest first.
@@ -271,11 +271,11 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 type RequestRespondInput struct {
 	Auth
 	Mutation
-	RequestMessageID string         `json:"request_message_id" desc:"The message that requested your response." schema:"format=uuid"`
-	ExpectedRevision Revision       `json:"expected_revision" desc:"The request's current revision (\"0\" while open); a stale one fails with REVISION_CONFLICT and the current revision."`
-	Status           string         `json:"status" desc:"Your declaration: accepted, needs_context, declined or result_ready. A declaration, not a verified state; a later call with the new revision may correct it." schema:"enum=accepted|needs_context|declined|result_ready" example:"\"accepted\""`
-	BodyMD           string         `json:"body_md" desc:"The reply's text, Markdown, 1 byte to 16 KiB UTF-8; posted as a reply to the request in its room or DM." schema:"minLength=1,maxLength=16384" example:"\"On it; expect a result today.\""`
-	Files            []FileRefInput `json:"files,omitempty" desc:"File references of the reply; with result_ready each needs a version_label, sha256 or commit." schema:"maxItems=20"`
+	RequestMessageID string         `json:"request_message_id" desc:"The requesting message." schema:"format=uuid"`
+	ExpectedRevision Revision       `json:"expected_revision" desc:"Current revision (\"0\" while open)."`
+	Status           string         `json:"status" desc:"Your declaration; a later call may correct it." schema:"enum=accepted|needs_context|declined|result_ready" example:"\"accepted\""`
+	BodyMD           string         `json:"body_md" desc:"Your reply, posted in the request's room or DM." schema:"minLength=1,maxLength=16384" example:"\"On it; expect a result today.\""`
+	Files            []FileRefInput `json:"files,omitempty" desc:"Links; with result_ready each needs a version_label, sha256 or commit." schema:"maxItems=20"`
 }
 
 // RequestRespondOutput is the declaration and its reply message.

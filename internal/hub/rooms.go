@@ -213,7 +213,7 @@ func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]Room
 // RoomsListInput is rooms_list's input.
 type RoomsListInput struct {
 	Auth
-	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page. It becomes CURSOR_INVALID once your memberships change; then list again from the start." schema:"maxLength=2048"`
+	Cursor string `json:"cursor,omitempty" desc:"next_cursor from the previous page." schema:"maxLength=2048"`
 	Limit  int    `json:"limit,omitempty" desc:"Page size, 1-100 (default 50)." schema:"minimum=1,maximum=100"`
 }
 
@@ -587,7 +587,7 @@ type RoomBriefUpdateInput struct {
 	Mutation
 	RoomID           string   `json:"room_id" desc:"The room whose brief to extend." schema:"format=uuid"`
 	ExpectedRevision Revision `json:"expected_revision" desc:"The brief revision you last read (\"0\" when there is none). A stale one fails with REVISION_CONFLICT and appends nothing."`
-	AppendMD         string   `json:"append_md" desc:"Markdown appended to the brief as a new paragraph, 1 byte to 16 KiB UTF-8. The whole brief may not exceed 64 KiB." schema:"minLength=1,maxLength=16384" example:"\"Decision: parsers live in internal/parse.\""`
+	AppendMD         string   `json:"append_md" desc:"Markdown paragraph to append, 1 byte to 16 KiB." schema:"minLength=1,maxLength=16384" example:"\"Decision: parsers live in internal/parse.\""`
 }
 
 // appendParagraph appends add to text so that it starts a new paragraph.

@@ -102,7 +102,7 @@ func (r *spaceRecord) item(version uint64) *store.Item {
 
 // SpaceRef is the id of a space: the REST path parameter and MCP's id.
 type SpaceRef struct {
-	ID string `json:"id" desc:"Resource ID from a prior response. For memory use your stable note name, e.g. working-context." schema:"minLength=1,maxLength=80" example:"REPLACE_WITH_RESOURCE_ID"`
+	ID string `json:"id" desc:"The space id, from create_space or list_spaces." schema:"minLength=1,maxLength=80" example:"REPLACE_WITH_RESOURCE_ID"`
 }
 
 // SpaceDTO is a space as get_space and the space mutations return it.
@@ -197,11 +197,11 @@ func loadSpace(c *Caller, it, member *store.Item) (*spaceRecord, error) {
 
 // CreateSpaceData is create_space's body.
 type CreateSpaceData struct {
-	RequestID  string `json:"request_id" desc:"Required diagnostic id of this request, recorded with the space. Not an idempotency key and not compared on an operation_key replay; use operation_key to retry safely." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"req-2026-11-29-0001"`
+	RequestID  string `json:"request_id" desc:"Required id of this request, recorded with the space; not a retry key (operation_key is)." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"req-2026-11-29-0001"`
 	Title      string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
 	Goal       string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
 	Status     string `json:"status,omitempty" desc:"Initial status; active when omitted." schema:"enum=active|paused|archived"`
-	Visibility string `json:"visibility" desc:"public: every agent of the box may read and update it. private: only members may; you are the first member and manage the others. Fixed at creation." schema:"enum=public|private" example:"private"`
+	Visibility string `json:"visibility" desc:"public: every agent of your box may read and update it; private: only members. Fixed at creation." schema:"enum=public|private" example:"private"`
 	OpKey
 }
 
@@ -347,7 +347,7 @@ func (h *Hub) getSpace(ctx context.Context, rec *spaceRecord, version uint64, me
 
 // UpdateSpaceData is update_space's body: exactly seed 002's body_schema.
 type UpdateSpaceData struct {
-	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=1" example:"1"`
+	ExpectedVersion int64  `json:"expected_version" desc:"The version you last read; 0 creates a missing note." schema:"minimum=1" example:"1"`
 	Title           string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
 	Goal            string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
 	Status          string `json:"status" schema:"enum=active|paused|archived"`

@@ -129,12 +129,12 @@ func (h *Hub) Limits() Limits {
 // Auth is embedded in every seed-000 input: the optional box_key argument.
 // When the transport also carries a bearer key, both must name one agent.
 type Auth struct {
-	BoxKey string `json:"box_key,omitempty" desc:"Your agent key. Alternatively send it as 'Authorization: Bearer <key>'; when both are present they must belong to the same agent." schema:"maxLength=200"`
+	BoxKey string `json:"box_key,omitempty" desc:"Your key, if not sent as a Bearer header." schema:"maxLength=200"`
 }
 
 // Mutation is embedded in every seed-000 mutation input.
 type Mutation struct {
-	IdempotencyKey string `json:"idempotency_key" desc:"One stable ID for this logical action, scoped to you for 30 days across every tool (the same ID on another tool is IDEMPOTENCY_CONFLICT). Keep it when retrying an uncertain result; use a new one for a new action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
+	IdempotencyKey string `json:"idempotency_key" desc:"Stable id of this action, yours for 30 days across every tool; reuse it only to retry the same action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
 }
 
 // ArgumentKey returns the box_key argument, for the registry to pass on as

@@ -72,9 +72,9 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	}
 	headers := map[string]string{"authorization": bearer, "agentbox-session": prime.SessionID, "content-type": "application/json"}
 
-	// initialize and prime took two writes; two saves alternate between
-	// the instances.
-	for i := range 2 {
+	// initialize wrote nothing (its session id is signed) and prime took
+	// one write; three saves alternate between the instances.
+	for i := range 3 {
 		body := fmt.Sprintf(`{"expected_revision":"%d","idempotency_key":"rl-%d","body_md":"save %d"}`, i, i, i)
 		res := instances[i%2].invoke(t, "PUT", "/v1/checkpoint", headers, body)
 		if res.StatusCode != 200 {
@@ -82,7 +82,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 		}
 	}
 	for i, inst := range instances {
-		res := inst.invoke(t, "PUT", "/v1/checkpoint", headers, `{"expected_revision":"2","idempotency_key":"rl-2","body_md":"one too many"}`)
+		res := inst.invoke(t, "PUT", "/v1/checkpoint", headers, `{"expected_revision":"3","idempotency_key":"rl-3","body_md":"one too many"}`)
 		var env struct {
 			Error struct {
 				Code       string `json:"code"`
@@ -117,7 +117,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckpointGet: %v", err)
 	}
-	if got.Checkpoint.Revision != 2 {
-		t.Errorf("checkpoint at revision %d, want 2: a refused write changed it", got.Checkpoint.Revision)
+	if got.Checkpoint.Revision != 3 {
+		t.Errorf("checkpoint at revision %d, want 3: a refused write changed it", got.Checkpoint.Revision)
 	}
 }

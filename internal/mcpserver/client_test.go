@@ -33,8 +33,8 @@ func TestInitializeIssuesSession(t *testing.T) {
 		t.Fatalf("exchanges %+v: no initialize", xs)
 	}
 	sid := xs[init].gotSession
-	if xs[init].status != 200 || !strings.HasPrefix(sid, "s_") {
-		t.Fatalf("initialize: got HTTP %d with Mcp-Session-Id %q, want 200 with an s_ session id", xs[init].status, sid)
+	if xs[init].status != 200 || !strings.HasPrefix(sid, "m_") {
+		t.Fatalf("initialize: got HTTP %d with Mcp-Session-Id %q, want 200 with a signed m_ session id", xs[init].status, sid)
 	}
 	if cs.ID() != sid {
 		t.Errorf("ClientSession.ID() = %q, want the issued %q", cs.ID(), sid)
@@ -136,10 +136,13 @@ func TestToolFlow(t *testing.T) {
 			if prime.SessionID != sid {
 				t.Errorf("agent_prime session_id = %q, want the Mcp-Session-Id %q", prime.SessionID, sid)
 			}
-			// The first prime of a session opened at initialize primes it; it
-			// resumes nothing.
+			// The first prime of a new session binds it: nothing resumed.
 			if prime.SessionResumed || prime.Agent.AgentID != e.alice.AgentID {
 				t.Errorf("agent_prime = resumed %t agent %s, want resumed false agent %s", prime.SessionResumed, prime.Agent.AgentID, e.alice.AgentID)
+			}
+			again := wantOK[hub.PrimeOutput](t, "agent_prime again", call(t, cs, "agent_prime", map[string]any{}))
+			if !again.SessionResumed || again.SessionID != sid {
+				t.Errorf("agent_prime again = session %q resumed %t, want %q resumed true", again.SessionID, again.SessionResumed, sid)
 			}
 
 			got := wantOK[hub.CheckpointOutput](t, "checkpoint_get", call(t, cs, "checkpoint_get", nil))
@@ -245,19 +248,21 @@ func TestSessionHijackingPrevention(t *testing.T) {
 	if r := e.post(t, toolCall("agent_prime", `{}`), session(sid, e.alice.BoxKey)); r.toolResult(t).IsError {
 		t.Fatalf("agent_prime alice: %s", r.body)
 	}
+	// Another agent's bearer on alice's session gets exactly the answer an
+	// unknown session gets, so the id's existence is not confirmed.
+	unknown := e.post(t, toolsListBody, session(unknownSession, e.bob.BoxKey))
 	for _, intruder := range []*hub.AgentInfo{e.bob, e.mallory} {
 		t.Run("bearer of "+intruder.Name+" on alice's session", func(t *testing.T) {
-			if r := e.post(t, toolsListBody, session(sid, intruder.BoxKey)); r.status != 401 {
-				t.Errorf("tools/list: got HTTP %d %s, want 401", r.status, r.body)
+			if r := e.post(t, toolsListBody, session(sid, intruder.BoxKey)); r.status != 404 || string(r.body) != string(unknown.body) {
+				t.Errorf("tools/list: got HTTP %d %s, want %d %s as for an unknown session", r.status, r.body, unknown.status, unknown.body)
 			}
 			for _, tool := range []string{"agent_prime", "checkpoint_get"} {
-				r := e.post(t, toolCall(tool, `{}`), session(sid, intruder.BoxKey))
-				if got := r.toolResult(t).code(t); got != apperr.AuthFailed {
-					t.Errorf("%s: got %s, want AUTH_FAILED", tool, got)
+				if r := e.post(t, toolCall(tool, `{}`), session(sid, intruder.BoxKey)); r.status != 404 {
+					t.Errorf("%s: got HTTP %d %s, want 404", tool, r.status, r.body)
 				}
 			}
-			if r := e.do(t, "DELETE", nil, session(sid, intruder.BoxKey)); r.status != 401 {
-				t.Errorf("DELETE: got HTTP %d, want 401", r.status)
+			if r := e.do(t, "DELETE", nil, session(sid, intruder.BoxKey)); r.status != 404 {
+				t.Errorf("DELETE: got HTTP %d, want 404", r.status)
 			}
 		})
 	}
@@ -319,7 +324,7 @@ func TestCredentials(t *testing.T) {
 }
 
 // TestSessionExpiry: an idle session is gone for every instance; the
-// client learns it from 404 (re-initialize) or, on tools/call, NOT_PRIMED.
+// client learns it from 404 (re-initialize), on tools/call too.
 func TestSessionExpiry(t *testing.T) {
 	e := newEnv(t)
 	sid := e.initialize(t, e.alice.BoxKey)
@@ -333,9 +338,8 @@ func TestSessionExpiry(t *testing.T) {
 		t.Errorf("tools/list on an expired session: got HTTP %d %s, want 404", r.status, r.body)
 	}
 	for _, tool := range []string{"checkpoint_get", "agent_prime"} {
-		r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey))
-		if got := r.toolResult(t).code(t); got != apperr.NotPrimed {
-			t.Errorf("%s on an expired session: got %s, want NOT_PRIMED", tool, got)
+		if r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey)); r.status != 404 {
+			t.Errorf("%s on an expired session: got HTTP %d %s, want 404", tool, r.status, r.body)
 		}
 	}
 	// Re-initializing gives a fresh, working session.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -201,8 +202,9 @@ func wantOK[T any](t *testing.T, tool string, res *mcp.CallToolResult) T {
 	return structured[T](t, res)
 }
 
-// wantCode fails the test unless res is an error result with code, in both
-// structuredContent.error and the text summary.
+// wantCode fails the test unless res is an error result with code, and its
+// text block is the same whole envelope as structuredContent (hosts that
+// show the model only text must lose nothing).
 func wantCode(t *testing.T, tool string, res *mcp.CallToolResult, code apperr.Code) apperr.Envelope {
 	t.Helper()
 	if !res.IsError {
@@ -212,8 +214,9 @@ func wantCode(t *testing.T, tool string, res *mcp.CallToolResult, code apperr.Co
 	if env.Code != code {
 		t.Fatalf("%s: got structuredContent.error.code %s (%s), want %s", tool, env.Code, env.Message, code)
 	}
-	if got := text(res); !strings.HasPrefix(got, string(code)+": ") {
-		t.Errorf("%s: text content %q, want it to start with %q", tool, got, string(code)+": ")
+	var fromText toolError
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText.Error, env) {
+		t.Errorf("%s: text content %q, want the structuredContent envelope %+v", tool, text(res), env)
 	}
 	return env
 }

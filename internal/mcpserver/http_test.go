@@ -29,6 +29,12 @@ func TestSessionLayer(t *testing.T) {
 	e := newEnv(t)
 	sid := e.initialize(t, e.alice.BoxKey)
 	alice := "Bearer " + e.alice.BoxKey
+	primed := e.initialize(t, "")
+	if r := e.post(t, toolCall("agent_prime", `{}`), session(primed, e.alice.BoxKey)); r.toolResult(t).IsError {
+		t.Fatalf("agent_prime: %s", r.body)
+	}
+	v0326 := func(h map[string]string) map[string]string { h["Mcp-Protocol-Version"] = "2025-03-26"; return h }
+	with := func(h map[string]string, k, v string) map[string]string { h[k] = v; return h }
 
 	for _, tc := range []struct {
 		name       string
@@ -49,12 +55,40 @@ func TestSessionLayer(t *testing.T) {
 		{"tools/list in the session", "POST", toolsListBody, session(sid, e.alice.BoxKey), 200, 0, ""},
 		{"ping in the session", "POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, session(sid, e.alice.BoxKey), 200, 0, ""},
 		{"notification in the session", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session(sid, e.alice.BoxKey), 202, 0, ""},
-		{"tools/list in the session without a key", "POST", toolsListBody, session(sid, ""), 200, 0, ""},
+		{"tools/list in an unbound session without a key", "POST", toolsListBody, session(sid, ""), 200, 0, ""},
+		{"tools/list in a bound session without a key", "POST", toolsListBody, session(primed, ""), 401, -32000, ""},
+		{"ping in a bound session without a key", "POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, session(primed, ""), 401, -32000, ""},
+		{"notification in a bound session without a key", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session(primed, ""), 401, -32000, ""},
+		{"tools/list in a bound session with another agent's key", "POST", toolsListBody, session(primed, e.bob.BoxKey), 404, -32001, ""},
+		{"tools/call in a bound session with another agent's key", "POST", toolCall("checkpoint_get", `{}`), session(primed, e.bob.BoxKey), 404, -32001, ""},
+		{"tools/call on an unknown session", "POST", toolCall("checkpoint_get", `{}`), session(unknownSession, e.alice.BoxKey), 404, -32001, ""},
+		{"tools/call on a forged signed session", "POST", toolCall("checkpoint_get", `{}`), session("m_"+strings.Repeat("A", 54), e.alice.BoxKey), 404, -32001, ""},
+		{"tools/list in a bound session with its key", "POST", toolsListBody, session(primed, e.alice.BoxKey), 200, 0, ""},
+		{"unknown method", "POST", `{"jsonrpc":"2.0","id":4,"method":"foo/bar"}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"undeclared logging/setLevel", "POST", `{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"debug"}}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"undeclared resources/list", "POST", `{"jsonrpc":"2.0","id":4,"method":"resources/list"}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"undeclared resources/templates/list", "POST", `{"jsonrpc":"2.0","id":4,"method":"resources/templates/list"}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"undeclared prompts/list", "POST", `{"jsonrpc":"2.0","id":4,"method":"prompts/list"}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"tasks/list", "POST", `{"jsonrpc":"2.0","id":4,"method":"tasks/list"}`, session(sid, e.alice.BoxKey), 200, jsonrpc.CodeMethodNotFound, "Method not found."},
+		{"unknown notification", "POST", `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, session(sid, e.alice.BoxKey), 202, 0, ""},
+		{"unknown tool", "POST", toolCall("ZQXtool", `{}`), session(sid, e.alice.BoxKey), 200, jsonrpc.CodeInvalidParams, "Invalid params: unknown tool or malformed call; tools/list names the tools."},
+		{"Accept application/json alone", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Accept", "application/json"), 200, 0, ""},
+		{"Accept without JSON", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Accept", "text/event-stream"), 406, jsonrpc.CodeInvalidRequest, ""},
+		{"wrong Content-Type", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Content-Type", "text/plain"), 415, jsonrpc.CodeInvalidRequest, ""},
+		{"unsupported protocol version", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Mcp-Protocol-Version", "1999-01-01"), 400, jsonrpc.CodeInvalidRequest, ""},
+		{"evil Origin", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Origin", "http://evil.example.com"), 403, -32000, ""},
+		{"null Origin", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Origin", "null"), 403, -32000, ""},
+		{"loopback Origin", "POST", toolsListBody, with(session(sid, e.alice.BoxKey), "Origin", "http://localhost:6274"), 200, 0, ""},
+		{"duplicate key in the envelope", "POST", `{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}`, session(sid, e.alice.BoxKey), 400, jsonrpc.CodeParseError, ""},
+		{"duplicate key in arguments", "POST", toolCall("checkpoint_get", `{"a":1,"a":2}`), session(sid, e.alice.BoxKey), 400, jsonrpc.CodeParseError, ""},
+		{"2025-03-26 batch", "POST", "[" + toolsListBody + `,{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, v0326(session(sid, e.alice.BoxKey)), 200, 0, ""},
+		{"2025-03-26 batch with a bound session's key missing", "POST", "[" + toolsListBody + "]", v0326(session(primed, "")), 401, -32000, ""},
 		{"GET", "GET", "", session(sid, e.alice.BoxKey), 405, -32000, ""},
 		{"PUT", "PUT", toolsListBody, session(sid, e.alice.BoxKey), 405, -32000, ""},
 		{"batch", "POST", "[" + toolsListBody + "]", session(sid, e.alice.BoxKey), 400, jsonrpc.CodeInvalidRequest, ""},
 		{"batch after whitespace", "POST", " \n[" + toolsListBody + "]", session(sid, e.alice.BoxKey), 400, jsonrpc.CodeInvalidRequest, ""},
 		{"batched initialize", "POST", "[" + initializeBody + "]", nil, 400, jsonrpc.CodeInvalidRequest, ""},
+		{"empty batch", "POST", "[]", v0326(session(sid, e.alice.BoxKey)), 400, jsonrpc.CodeInvalidRequest, ""},
 		{"not JSON", "POST", `{"jsonrpc":`, session(sid, e.alice.BoxKey), 400, jsonrpc.CodeParseError, ""},
 		{"empty body", "POST", ``, session(sid, e.alice.BoxKey), 400, jsonrpc.CodeParseError, ""},
 		{"Basic authorization", "POST", initializeBody, map[string]string{"Authorization": "Basic YWxpY2U6c2VjcmV0"}, 401, -32000, ""},
@@ -73,6 +107,9 @@ func TestSessionLayer(t *testing.T) {
 			}
 			if r.header.Get(mcpserver.SessionHeader) != "" {
 				t.Errorf("response carries Mcp-Session-Id; only a successful initialize issues one")
+			}
+			if strings.Contains(string(r.body), "ZQX") || strings.Contains(string(r.body), "foo/bar") {
+				t.Errorf("body %s echoes the rejected method or tool", r.body)
 			}
 			if tc.wantCode == 0 {
 				return
@@ -123,7 +160,8 @@ func TestInitialize(t *testing.T) {
 	}{
 		{"missing params", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil},
 		{"wrong Content-Type", initializeBody, map[string]string{"Content-Type": "text/plain"}},
-		{"Accept without event-stream", initializeBody, map[string]string{"Accept": "application/json"}},
+		{"Accept without JSON", initializeBody, map[string]string{"Accept": "text/event-stream"}},
+		{"evil Origin", initializeBody, map[string]string{"Origin": "http://evil.example.com"}},
 		{"unsupported protocol header", initializeBody, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}},
 	} {
 		t.Run("failed initialize issues nothing/"+tc.name, func(t *testing.T) {
@@ -174,9 +212,9 @@ func TestDeleteSession(t *testing.T) {
 			t.Errorf("tools/list after DELETE: got HTTP %d %s, want 404", r.status, r.body)
 		}
 		for _, tool := range []string{"checkpoint_get", "agent_prime"} {
-			r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey))
-			if got := r.toolResult(t).code(t); got != apperr.NotPrimed {
-				t.Errorf("%s after DELETE: got %s, want NOT_PRIMED", tool, got)
+			// 404, the spec's signal to re-initialize, for tool calls too.
+			if r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey)); r.status != 404 {
+				t.Errorf("%s after DELETE: got HTTP %d %s, want 404", tool, r.status, r.body)
 			}
 		}
 		if r := e.do(t, "DELETE", nil, session(sid, e.alice.BoxKey)); r.status != 204 {
@@ -190,12 +228,15 @@ func TestDeleteSession(t *testing.T) {
 		wantStatus int
 	}{
 		{"without Mcp-Session-Id", func(string) map[string]string { return session("", e.alice.BoxKey) }, 400},
-		{"by another agent", func(sid string) map[string]string { return session(sid, e.bob.BoxKey) }, 401},
+		{"by another agent", func(sid string) map[string]string { return session(sid, e.bob.BoxKey) }, 404},
 		{"without a key", func(sid string) map[string]string { return session(sid, "") }, 401},
 		{"of an unknown session", func(string) map[string]string { return session(unknownSession, e.alice.BoxKey) }, 204},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sid := e.initialize(t, e.alice.BoxKey)
+			if r := e.post(t, toolCall("agent_prime", `{}`), session(sid, e.alice.BoxKey)); r.toolResult(t).IsError {
+				t.Fatalf("agent_prime: %s", r.body)
+			}
 			h := tc.headers(sid)
 			if h[mcpserver.SessionHeader] == "" {
 				delete(h, mcpserver.SessionHeader)
@@ -210,6 +251,27 @@ func TestDeleteSession(t *testing.T) {
 				t.Errorf("tools/list after a refused DELETE: got HTTP %d, want 200 (session intact)", r.status)
 			}
 		})
+	}
+}
+
+// TestDeleteUnboundSession: a session no agent has bound is ended only with
+// a key, since ending it writes a tombstone; without one it is 405 and
+// stays usable until it expires.
+func TestDeleteUnboundSession(t *testing.T) {
+	e := newEnv(t)
+	sid := e.initialize(t, "")
+	e.counter.Reset()
+	if r := e.do(t, "DELETE", nil, session(sid, "")); r.status != 405 {
+		t.Fatalf("DELETE without a key: got HTTP %d %s, want 405", r.status, r.body)
+	}
+	if r := e.post(t, toolsListBody, session(sid, "")); r.status != 200 {
+		t.Fatalf("tools/list after a refused DELETE: got HTTP %d, want 200", r.status)
+	}
+	if r := e.do(t, "DELETE", nil, session(sid, e.bob.BoxKey)); r.status != 204 {
+		t.Fatalf("DELETE with a key: got HTTP %d %s, want 204", r.status, r.body)
+	}
+	if r := e.post(t, toolsListBody, session(sid, "")); r.status != 404 {
+		t.Errorf("tools/list after DELETE: got HTTP %d, want 404", r.status)
 	}
 }
 
@@ -278,8 +340,6 @@ func TestInvalidArguments(t *testing.T) {
 		{"number for a string", "checkpoint_save", `{"idempotency_key":"k-1","expected_revision":"0","body_md":918273645}`, "918273645", apperr.InvalidArgument},
 		{"number for a decimal string", "checkpoint_save", `{"idempotency_key":"k-1","expected_revision":5550123,"body_md":"x"}`, "5550123", apperr.InvalidArgument},
 		{"pattern mismatch", "checkpoint_save", `{"idempotency_key":"ZQX key with spaces","expected_revision":"0","body_md":"x"}`, "ZQX key with spaces", apperr.InvalidArgument},
-		{"duplicate key", "checkpoint_save", `{` + valid + `,"body_md":"ZQX-duplicate-8812"}`, "ZQX-duplicate-8812", apperr.InvalidArgument},
-		{"duplicate key after unescaping", "checkpoint_save", `{` + valid + `,"body_\u006dd":"ZQX-escaped-dup-9"}`, "ZQX-escaped-dup-9", apperr.InvalidArgument},
 		{"arguments not an object", "checkpoint_get", `["ZQX-array-1"]`, "ZQX-array-1", apperr.InvalidArgument},
 		{"missing required", "checkpoint_save", `{"idempotency_key":"k-1"}`, "", apperr.InvalidArgument},
 		{"null arguments mean none", "checkpoint_get", `null`, "", ""},

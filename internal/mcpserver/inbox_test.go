@@ -45,10 +45,13 @@ func TestInboxCatchUpAndRespond(t *testing.T) {
 				switch tool.Name {
 				case "agent_prime", "inbox_list", "thread_read", "message_send", "inbox_ack":
 					b, _ := json.Marshal(tool.OutputSchema)
+					// The success branch of anyOf [result, {error}].
 					var s struct {
-						Properties map[string]json.RawMessage `json:"properties"`
+						AnyOf []struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+						} `json:"anyOf"`
 					}
-					if json.Unmarshal(b, &s) != nil || s.Properties["attention"] == nil {
+					if json.Unmarshal(b, &s) != nil || len(s.AnyOf) == 0 || s.AnyOf[0].Properties["attention"] == nil {
 						t.Errorf("%s: output schema %s does not declare attention", tool.Name, b)
 					}
 				}

@@ -16,53 +16,68 @@
 // neither issues nor checks Mcp-Session-Id. The brief still wants MCP
 // sessions (agent_prime binds one, DELETE ends one, an expired one must be
 // re-initialized), so this package implements the spec's session rules on
-// top, persisting sessions through the hub so that any instance validates
-// any session:
+// top, through the hub, so that any instance validates any session:
 //
 //   - initialize: the SDK answers into a buffer first; only a successful
-//     InitializeResult opens a session (hub.OpenSession: bound to the bearer's
-//     agent, or unbound until agent_prime binds it) and is sent with
-//     Mcp-Session-Id. A bad bearer is 401. A failed initialize never leaves
-//     an orphan session behind.
-//   - tools/call: the header must be present (else 400), but the store is not
-//     read here: the tool's own batched read loads the session with the key
-//     and the tool's items in one round trip, so an expired session answers
-//     NOT_PRIMED as a tool result.
-//   - every other method (tools/list, ping, notifications/...): the session is
-//     checked here; unknown or expired is 404 (the spec's signal to
-//     re-initialize), a session bound to another agent is 401.
+//     InitializeResult gets an Mcp-Session-Id. The id is signed and
+//     stateless (hub.OpenSession): initialize writes nothing, with or
+//     without a key, so anyone may call it. A bad bearer is 401.
+//     agent_prime binds the id to the agent and stores the session.
+//   - every other request needs the header (else 400). tools/list, ping
+//     and notifications check the session here: unknown, expired, ended,
+//     or bound to another agent's key is 404 (one answer, the spec's signal
+//     to re-initialize); a bound session without its key is 401.
+//   - tools/call: a forged id is 404 at once (its signature is checked
+//     without a read); otherwise the tool checks the session in its own
+//     batched read, and only when it answers NOT_PRIMED or AUTH_FAILED
+//     does this layer read the session to turn a gone one into 404. The
+//     tool's session is the Agentbox-Session header when sent (REST's
+//     durable session, so a client that connects once per call can use the
+//     session it primed earlier), else Mcp-Session-Id.
 //   - server/discover passes without a session: it is the SEP-2575 probe the
 //     go-sdk client sends before initialize, and the server answers it with
 //     UnsupportedProtocolVersion because it advertises only the
 //     session-based protocol versions (<= 2025-11-25), so clients fall back
 //     to initialize.
-//   - DELETE ends the session (hub.CloseSession) and answers 204; GET is 405,
-//     since a stateless server has no stream to offer.
+//   - Methods this tools-only server does not serve (logging/setLevel,
+//     resources/*, prompts/*, anything unknown) are -32601, although the SDK
+//     would answer some; unknown notifications are accepted and ignored.
+//   - DELETE ends a bound session (its agent's key required) and answers
+//     204; an unbound one is ended only with a key (else 405: it expires on
+//     its own, and ending it would be a write anyone could make). GET is
+//     405, since a stateless server has no stream to offer.
 //
 // A session id is never authority on its own: the hub accepts it only with
 // the key of the agent it is bound to (TestSessionHijackingPrevention).
 //
 // # Request bodies
 //
-// The body is read once, capped at hub.MaxRequestBytes whether or not the
-// client sent Content-Length (413 beyond), decoded with the SDK's own JSON-RPC
-// decoder (so this layer and the SDK cannot disagree about the method), and
-// handed back to the SDK. JSON-RPC batches are refused with 400: protocol
-// 2025-06-18 removed them, and the SDK accepts them only from clients that
-// omit MCP-Protocol-Version, which would let one POST mix methods that this
-// layer must treat differently.
+// Content-Type must be application/json (415); Accept must allow
+// application/json (406; text/event-stream is not required, since this
+// endpoint never streams); an MCP-Protocol-Version header must name an
+// offered version (400). The body is read once, capped at
+// hub.MaxRequestBytes whether or not the client sent Content-Length (413
+// beyond), checked by the same strict JSON gate as REST (duplicate keys,
+// invalid UTF-8, depth: -32700), decoded with the SDK's own JSON-RPC decoder
+// (so this layer and the SDK cannot disagree about the method), and handed
+// back to the SDK. JSON-RPC batches are served for protocol 2025-03-26 (and
+// clients that send no version): each member takes the path it would take
+// alone; later versions removed them (400).
 //
 // # Responses
 //
 // JSONResponse mode: each POST is answered by one application/json body, as
 // API Gateway and Lambda need. A tool's domain failure is a tool result with
-// isError true and the error envelope in structuredContent.error, never a
-// JSON-RPC error; failures of this layer are HTTP statuses with a JSON-RPC
-// error body that says nothing about keys or sessions.
+// isError true and the error envelope in structuredContent.error (and, whole,
+// in its text), never a JSON-RPC error; failures of this layer are HTTP
+// statuses with a JSON-RPC error body that says nothing about keys or
+// sessions. The SDK's own failures are rewritten into that form with fixed
+// messages, since its messages name the rejected method or tool.
 //
 // The SDK's DNS-rebinding protection stays on. This layer repeats the same
-// check first, because it writes to the store (initialize, DELETE) and
-// answers DELETE itself, before the SDK would have looked.
+// check first, because it answers DELETE itself, and adds the Origin rule
+// (a browser's Origin must be this server's, or loopback on a loopback
+// listener; else 403).
 package mcpserver
 
 import (
@@ -87,7 +102,8 @@ const transport = "mcp"
 // instructions are sent to clients at initialize: the one rule an agent
 // must know before its first call.
 const instructions = "Call agent_prime first: it binds this MCP session to your agent and returns its id. " +
-	"Authenticate every call with 'Authorization: Bearer <key>' or the box_key argument. " +
+	"Authenticate with 'Authorization: Bearer <key>'; tools whose arguments list box_key also accept the key there. " +
+	"A client that reconnects for every call sends that id as the Agentbox-Session header. " +
 	"Tool failures are results with isError true and structuredContent.error {code, message, next_action, help, retryable}."
 
 // handler is the MCP endpoint. It is safe for concurrent use and holds no
@@ -96,6 +112,8 @@ type handler struct {
 	hub *hub.Hub
 	log *slog.Logger
 	sdk http.Handler
+	// versions are the protocol versions offered and accepted.
+	versions []string
 }
 
 // New returns the MCP Streamable HTTP endpoint serving every tool of r over
@@ -105,7 +123,7 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &handler{hub: h, log: log}
+	s := &handler{hub: h, log: log, versions: sessionProtocolVersions()}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -113,7 +131,7 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		// Tools only; no list_changed (a stateless server cannot notify)
 		// and no logging capability.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		SupportedProtocolVersions: sessionProtocolVersions(),
+		SupportedProtocolVersions: s.versions,
 	})
 	for _, t := range r.Tools() {
 		server.AddTool(mcpTool(t), s.toolHandler(t))

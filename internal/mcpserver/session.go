@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +21,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // Header names this layer reads or writes.
@@ -33,6 +37,20 @@ const (
 	methodDiscover   = "server/discover"
 )
 
+// served are the methods this tools-only server answers; any other
+// request is -32601 and any other notification is accepted and ignored,
+// so capabilities it does not declare (logging, resources, prompts,
+// completions) are refused even though the SDK would answer them.
+var served = map[string]bool{
+	methodInitialize:            true,
+	methodDiscover:              true,
+	"ping":                      true,
+	"tools/list":                true,
+	methodCallTool:              true,
+	"notifications/initialized": true,
+	"notifications/cancelled":   true,
+}
+
 // JSON-RPC error codes of this layer's HTTP failures. -32001 is what other
 // MCP SDKs answer for an unknown session; -32000 is the generic server
 // error.
@@ -40,6 +58,12 @@ const (
 	codeServerError     int64 = -32000
 	codeSessionNotFound int64 = -32001
 )
+
+// protocolHeader is the header carrying the negotiated protocol version.
+const protocolHeader = "Mcp-Protocol-Version"
+
+// batchesRemoved is the first protocol version without JSON-RPC batches.
+const batchesRemoved = "2025-06-18"
 
 // ServeHTTP is the session layer described in the package comment.
 func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +73,10 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rebinding(r) {
 		s.reject(w, r, http.StatusForbidden, jsonrpc.ID{}, codeServerError, "Forbidden: invalid Host header.", "dns rebinding")
+		return
+	}
+	if !originAllowed(r) {
+		s.reject(w, r, http.StatusForbidden, jsonrpc.ID{}, codeServerError, "Forbidden: invalid Origin header.", "origin")
 		return
 	}
 	switch r.Method {
@@ -70,6 +98,20 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusUnauthorized, jsonrpc.ID{}, codeServerError, "Authentication failed.", "authorization header")
 		return
 	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		s.reject(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json.", "content type")
+		return
+	}
+	if !acceptsJSON(r.Header) {
+		s.reject(w, r, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Accept must allow application/json: this endpoint answers JSON only.", "accept")
+		return
+	}
+	version := r.Header.Get(protocolHeader)
+	if version != "" && !slices.Contains(s.versions, version) {
+		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Unsupported "+protocolHeader+"; supported: "+strings.Join(s.versions, ", ")+".", "protocol version")
+		return
+	}
 	body, err := readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -81,56 +123,194 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "The request body could not be read.", "body read")
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	// This endpoint answers JSON only, which the SDK offers only to
+	// clients that also accept an event stream.
+	r.Header.Set("Accept", "application/json, text/event-stream")
 
 	if isBatch(body) {
-		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-			"JSON-RPC batches are not supported; send one message per request.", "batch")
+		if version >= batchesRemoved {
+			s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				"JSON-RPC batches were removed in protocol "+batchesRemoved+"; send one message per request.", "batch")
+			return
+		}
+		s.batch(w, r, bearer, body)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, ok := s.decode(w, r, body)
+	if !ok {
+		return
+	}
+	s.one(r, bearer, msg, body).copyTo(w)
+}
+
+// decode reads one JSON-RPC message through the same strict gate as REST:
+// duplicate keys, invalid UTF-8, trailing data or excessive depth never
+// reach the SDK's lenient decoder. On failure it has answered.
+func (s *handler) decode(w http.ResponseWriter, r *http.Request, raw []byte) (jsonrpc.Message, bool) {
+	if err := strictjson.Check(raw, envelopeDepth); err != nil {
+		var se *strictjson.Error
+		problem := "invalid JSON"
+		if errors.As(err, &se) {
+			problem = se.Problem
+		}
+		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: "+problem+".", "strict json")
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
 	if err != nil {
-		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "The body is not a JSON-RPC message.", "parse")
+		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "The body is not a JSON-RPC message.", "parse")
+		return nil, false
+	}
+	return msg, true
+}
+
+// envelopeDepth bounds the JSON-RPC envelope's nesting: the arguments'
+// own bound plus the envelope, params and arguments levels.
+const envelopeDepth = hub.MaxJSONDepth + 3
+
+// batch answers a 2025-03-26 JSON-RPC batch: each message goes through
+// exactly the path it would take alone, and the answers are joined into
+// one array. A transport failure of any message (a session that is gone,
+// a bad key) is the answer to the whole POST, as it would be to that
+// message alone; initialize may not be batched (2025-03-26).
+func (s *handler) batch(w http.ResponseWriter, r *http.Request, bearer string, body []byte) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil || len(raws) == 0 {
+		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "A JSON-RPC batch must be a non-empty array of messages.", "batch")
 		return
 	}
+	msgs := make([]jsonrpc.Message, len(raws))
+	for i, raw := range raws {
+		msg, ok := s.decode(w, r, raw)
+		if !ok {
+			return
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodInitialize {
+			s.reject(w, r, http.StatusBadRequest, req.ID, jsonrpc.CodeInvalidRequest, "initialize may not be part of a batch.", "batch")
+			return
+		}
+		msgs[i] = msg
+	}
+	var answers []json.RawMessage
+	for i, msg := range msgs {
+		sub := r.Clone(r.Context())
+		sub.Body = io.NopCloser(bytes.NewReader(raws[i]))
+		sub.ContentLength = int64(len(raws[i]))
+		ans := s.one(sub, bearer, msg, raws[i])
+		switch ans.status {
+		case http.StatusOK:
+			answers = append(answers, bytes.TrimSpace(ans.body.Bytes()))
+		case http.StatusAccepted:
+		default:
+			ans.copyTo(w)
+			return
+		}
+	}
+	if len(answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	out, err := json.Marshal(answers)
+	if err != nil {
+		// Unreachable: every answer is JSON the SDK or this layer wrote.
+		s.reject(w, r, http.StatusInternalServerError, jsonrpc.ID{}, codeServerError, "Internal error.", "batch encode")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// one answers a single JSON-RPC message into a buffer, so that a batch can
+// join answers and a tool's answer can still become a 404.
+func (s *handler) one(r *http.Request, bearer string, msg jsonrpc.Message, raw []byte) *bufferedResponse {
+	out := newBufferedResponse()
 	var method string
 	var id jsonrpc.ID
+	call := false
 	if req, ok := msg.(*jsonrpc.Request); ok {
-		method, id = req.Method, req.ID
+		method, id, call = req.Method, req.ID, req.IsCall()
 	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.ContentLength = int64(len(raw))
 
 	sid := r.Header.Get(SessionHeader)
 	switch {
 	case method == methodInitialize:
-		s.initialize(w, r, bearer, id)
+		s.initialize(out, r, bearer, id)
 	case method == methodDiscover:
-		s.sdk.ServeHTTP(w, r)
+		s.serve(out, r, method)
 	case sid == "":
-		s.reject(w, r, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id required; initialize first.", "no session")
+		s.reject(out, r, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id required; initialize first.", "no session")
+	case method != "" && !served[method] && call:
+		// The method is not echoed: nothing of a rejected request is.
+		s.reject(out, r, http.StatusOK, id, jsonrpc.CodeMethodNotFound, "Method not found.", "unknown method")
 	case method == methodCallTool:
-		// The tool checks the session in its own batched read.
-		s.sdk.ServeHTTP(w, r)
+		s.callTool(out, r, bearer, sid, id)
 	default:
 		if err := s.hub.CheckSession(r.Context(), sid, bearer); err != nil {
+			s.fail(out, r, id, err)
+			break
+		}
+		if method != "" && !served[method] {
+			// An unknown notification needs no answer.
+			out.WriteHeader(http.StatusAccepted)
+			break
+		}
+		s.serve(out, r, method)
+	}
+	return out
+}
+
+// callTool runs a tools/call. The tool checks its session in its own
+// batched read; only when that answers NOT_PRIMED or AUTH_FAILED does this
+// layer read the session, to turn an unknown, expired or ended one (or one
+// bound to another agent) into the spec's 404, which makes clients
+// re-initialize instead of showing the model an error it cannot act on.
+func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID) {
+	ok, err := s.hub.SessionIDAuthentic(r.Context(), sid)
+	if err != nil {
+		s.fail(w, r, id, err)
+		return
+	}
+	if !ok {
+		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown or expired session."))
+		return
+	}
+	buf := newBufferedResponse()
+	s.serve(buf, r, methodCallTool)
+	switch buf.toolErrorCode() {
+	case apperr.NotPrimed, apperr.AuthFailed:
+		err := s.hub.CheckSession(r.Context(), sid, bearer)
+		if e, ok := apperr.As(err); ok && e.Code == apperr.NotPrimed {
 			s.fail(w, r, id, err)
 			return
 		}
-		s.sdk.ServeHTTP(w, r)
 	}
+	buf.copyTo(w)
 }
 
-// initialize lets the SDK answer first and opens the session only when that
-// answer is a successful InitializeResult, so a rejected initialize leaves
-// nothing in the store.
-func (s *handler) initialize(w http.ResponseWriter, r *http.Request, bearer string, id jsonrpc.ID) {
+// serve lets the SDK answer. A JSON-RPC error the SDK writes keeps its
+// code but gets a fixed message (the SDK's own names the rejected method or
+// tool), and an HTTP failure it writes as text becomes a JSON-RPC error.
+func (s *handler) serve(w http.ResponseWriter, r *http.Request, method string) {
 	buf := newBufferedResponse()
 	s.sdk.ServeHTTP(buf, r)
+	buf.sanitize(method)
+	buf.copyTo(w)
+}
+
+// initialize lets the SDK answer first and issues the session id only
+// when that answer is a successful InitializeResult. The id is signed and
+// stateless (hub.OpenSession): initialize writes nothing.
+func (s *handler) initialize(w http.ResponseWriter, r *http.Request, bearer string, id jsonrpc.ID) {
+	buf := newBufferedResponse()
+	s.serve(buf, r, methodInitialize)
 	if !buf.succeeded() {
 		buf.copyTo(w)
 		return
 	}
-	sid, err := s.hub.OpenSession(r.Context(), bearer, transport)
+	sid, err := s.hub.OpenSession(r.Context(), bearer)
 	if err != nil {
 		s.fail(w, r, id, err)
 		return
@@ -151,11 +331,16 @@ func (s *handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.hub.CloseSession(r.Context(), sid, hub.Credentials{Bearer: bearer, SessionID: sid, Transport: transport})
-	if err != nil {
+	switch {
+	case errors.Is(err, hub.ErrUnboundSession):
+		w.Header().Set("Allow", "POST")
+		s.reject(w, r, http.StatusMethodNotAllowed, jsonrpc.ID{}, codeServerError,
+			"This session was never bound by agent_prime; it expires on its own. Send your key to end it now.", "unbound delete")
+	case err != nil:
 		s.fail(w, r, jsonrpc.ID{}, err)
-		return
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // fail answers a domain error raised by this layer (not by a tool) with the
@@ -232,6 +417,52 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
+// isJSON reports an application/json media type (parameters allowed).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsJSON reports an Accept header that allows application/json: this
+// endpoint never answers with an event stream, so text/event-stream is
+// not required. No Accept header at all accepts anything.
+func acceptsJSON(h http.Header) bool {
+	vs := h.Values("Accept")
+	if len(vs) == 0 {
+		return true
+	}
+	for _, v := range vs {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && (mt == "application/json" || mt == "application/*" || mt == "*/*") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// originAllowed applies the spec's Origin rule (2025-11-25: an invalid
+// Origin is 403). Clients that are not browsers send none. A browser's
+// Origin must be this server's own origin, or, on a loopback listener, a
+// loopback origin; anything else is a page on another site, which a
+// DNS-rebinding or cross-site attack would use.
+func originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && isLoopback(local.String()) && isLoopback(u.Host)
+}
+
 func isBatch(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '['
@@ -276,6 +507,80 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// toolErrorCode returns the error code of a tools/call answer that is an
+// isError result, or "".
+func (b *bufferedResponse) toolErrorCode() apperr.Code {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var res struct {
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Error struct {
+					Code apperr.Code `json:"code"`
+				} `json:"error"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if b.status != http.StatusOK || json.Unmarshal(b.body.Bytes(), &res) != nil || !res.Result.IsError {
+		return ""
+	}
+	return res.Result.StructuredContent.Error.Code
+}
+
+// rpcMessages are the fixed messages that replace the SDK's JSON-RPC error
+// messages, which can name the rejected method, tool or value.
+var rpcMessages = map[int64]string{
+	jsonrpc.CodeParseError:     "Parse error.",
+	jsonrpc.CodeInvalidRequest: "Invalid request.",
+	jsonrpc.CodeMethodNotFound: "Method not found.",
+	jsonrpc.CodeInvalidParams:  "Invalid params.",
+	jsonrpc.CodeInternalError:  "Internal error.",
+}
+
+// sanitize rewrites the SDK's failures into this layer's form (see serve).
+func (b *bufferedResponse) sanitize(method string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.status >= 400 && !strings.HasPrefix(b.header.Get("Content-Type"), "application/json") {
+		// A text/plain http.Error: the request was refused before any
+		// JSON-RPC message was read, so the id is unknown.
+		data, _ := json.Marshal(rpcErrorBody{JSONRPC: "2.0", Error: jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request."}})
+		b.header = http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}}
+		b.body.Reset()
+		b.body.Write(data)
+		return
+	}
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}
+	if json.Unmarshal(b.body.Bytes(), &resp) != nil || resp.Error == nil {
+		return
+	}
+	msg, ok := rpcMessages[resp.Error.Code]
+	if !ok {
+		msg = "Request failed."
+	}
+	if method == methodCallTool && resp.Error.Code == jsonrpc.CodeInvalidParams {
+		msg = "Invalid params: unknown tool or malformed call; tools/list names the tools."
+	}
+	if len(resp.ID) == 0 {
+		resp.ID = json.RawMessage("null")
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", resp.ID, jsonrpc.Error{Code: resp.Error.Code, Message: msg}})
+	if err != nil {
+		return
+	}
+	b.body.Reset()
+	b.body.Write(data)
 }
 
 // bufferedResponse holds the SDK's answer to initialize until the session is

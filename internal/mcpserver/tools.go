@@ -56,7 +56,14 @@ func (s *handler) toolHandler(t *registry.Tool) mcp.ToolHandler {
 			// The session layer refused a malformed Authorization header,
 			// so ok is always true here.
 			cr.Bearer, _ = bearerToken(req.Extra.Header)
-			cr.SessionID = req.Extra.Header.Get(SessionHeader)
+			// The durable session header, as REST takes it, lets a client
+			// that connects once per call (the Inspector CLI) use the
+			// session it primed in an earlier connection; without it, the
+			// MCP session is the tool's session.
+			cr.SessionID = req.Extra.Header.Get(registry.SessionHeader)
+			if cr.SessionID == "" {
+				cr.SessionID = req.Extra.Header.Get(SessionHeader)
+			}
 		}
 		if req.Params != nil {
 			args = req.Params.Arguments
@@ -97,11 +104,20 @@ func success(tool string, out any) (*mcp.CallToolResult, error) {
 
 // failure is a domain error as a tool result: the SDK's rule, and ours, is
 // that a tool failure is something the model reads, not a protocol error.
+// The text block carries the same whole envelope as structuredContent, so a
+// host that shows the model only text loses neither next_action nor
+// retryable, current_revision or retry_after_seconds.
 func failure(t *registry.Tool, e *apperr.Error) *mcp.CallToolResult {
+	sc := map[string]any{"error": e.EnvelopeFor(t.IntegerRevisions())}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		// Unreachable: the envelope is strings, booleans and integers.
+		b = []byte(`{"error":{"code":"` + string(e.Code) + `"}}`)
+	}
 	return &mcp.CallToolResult{
 		IsError:           true,
-		StructuredContent: map[string]any{"error": e.EnvelopeFor(t.IntegerRevisions())},
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + e.Message}},
+		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 	}
 }
 

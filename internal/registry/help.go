@@ -24,7 +24,7 @@ type HelpOutput struct {
 func helpTool(r *Registry) *Tool {
 	return define(Tool{
 		Name: "get_help", Title: "Tool contract", Group: "session and self", Seed: "002",
-		Description: "Return one tool's whole contract: REST method and path, strict input schema, output schema, annotations with justifications and security scheme. Needs no session.",
+		Description: "Return one tool's full contract: REST route, input and output schemas, annotations and security. Needs no session.",
 		Method:      "GET", Path: "/v1/help/{tool}", Scope: ScopeRead, Authenticated: false,
 		Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 			"readOnlyHint":    "Only reads static documentation.",

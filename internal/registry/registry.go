@@ -67,11 +67,14 @@ type Tool struct {
 	// Authenticated is false only for get_help, whose answer is public
 	// documentation.
 	Authenticated bool
-	// Input and Output are the schemas of the tool's arguments and result,
-	// generated from the Go types. For IDData tools Input is the {id, data}
-	// (or {data}) object itself and Output is seed 002's generic output
-	// schema, which covers results, receipts and errors alike; Result then
-	// holds the precise schema of a successful result (see seed002.go).
+	// Input is the schema of the tool's arguments, generated from the Go
+	// type; for IDData tools it is the {id, data} (or {data}) object itself.
+	// Result is the precise schema of a successful result. Output is the
+	// declared MCP outputSchema, which an error result ({"error": envelope},
+	// isError true) must satisfy too, since MCP clients validate
+	// structuredContent whatever isError says: for Flat tools it is Result
+	// or the error envelope (anyOf), for IDData tools seed 002's generic
+	// output schema (see seed002.go).
 	Input  *schema.Schema
 	Output *schema.Schema
 	Result *schema.Schema
@@ -105,9 +108,11 @@ type keyed interface{ ArgumentKey() string }
 // handler's types.
 func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
 	t.Input = schema.Of[In]()
-	t.Output = schema.Of[Out]()
+	t.Result = schema.Of[Out]()
 	if t.Shape == IDData {
 		t.seed002()
+	} else {
+		t.Output = resultOrError(t.Result)
 	}
 	t.call = func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
 		var in In
@@ -124,6 +129,22 @@ func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credenti
 		return out, nil
 	}
 	return &t
+}
+
+// errorResult is the structuredContent of a Flat tool's error result.
+type errorResult struct {
+	Error apperr.Envelope `json:"error"`
+}
+
+// resultOrError is a Flat tool's declared output: its success shape or the
+// error envelope. The outer node keeps type object, which MCP requires of
+// an outputSchema.
+func resultOrError(result *schema.Schema) *schema.Schema {
+	return &schema.Schema{
+		Type:        "object",
+		Description: "The result; on failure (isError true) only {error}.",
+		AnyOf:       []*schema.Schema{result, schema.Of[errorResult]()},
+	}
 }
 
 // Invoke runs the tool on raw JSON arguments: the strict JSON gate, the
@@ -261,13 +282,10 @@ func (r *Registry) Only(name string) (*Registry, error) {
 func addAttention(t *Tool) {
 	att := schema.Of[hub.AttentionSummary]()
 	att.Description = "Your attention summary, on every result: unread inbox rows and open requests."
-	// Seed 002's generic output schema is the seed's exactly; it admits
-	// additional properties, so only the precise result schema names it.
-	targets := []*schema.Schema{t.Output}
-	if t.Shape == IDData {
-		targets = []*schema.Schema{t.Result}
-	}
-	for _, sc := range targets {
+	// The precise success schema names it: a Flat tool's output is
+	// anyOf [Result, error]; seed 002's generic output schema is the seed's
+	// exactly and admits additional properties.
+	for _, sc := range []*schema.Schema{t.Result} {
 		if sc == nil || sc.Type != "object" {
 			continue
 		}

@@ -74,8 +74,9 @@ type MCPContract struct {
 }
 
 // seed002 completes an IDData declaration: it checks the input is the
-// seed's {id, data} form, swaps in the generic output schema and derives
-// the example data. A malformed declaration panics, as in New.
+// seed's {id, data} form, makes data optional when none of its properties
+// is required, swaps in the generic output schema and derives the example
+// data. A malformed declaration panics, as in New.
 func (t *Tool) seed002() {
 	fail := func(format string, args ...any) {
 		panic(fmt.Sprintf("registry: tool %s: "+format, append([]any{t.Name}, args...)...))
@@ -104,7 +105,17 @@ func (t *Tool) seed002() {
 	if !slices.Equal(got, wantProps) || !slices.Equal(in.Required, wantRequired) {
 		fail("arguments are %v (required %v), want %v (required %v)", got, in.Required, wantProps, wantRequired)
 	}
-	t.Result, t.Output = t.Output, seedOutputSchema(t.Name)
+	t.Output = seedOutputSchema(t.Name)
+	if len(data.Required) == 0 {
+		// Nothing in data is required, so data itself need not be sent:
+		// get_memory {id} and list_memory {} are complete calls.
+		optional := *in
+		optional.Required = slices.DeleteFunc(slices.Clone(in.Required), func(p string) bool { return p == "data" })
+		if len(optional.Required) == 0 {
+			optional.Required = nil
+		}
+		t.Input = &optional
+	}
 	if t.ExampleArgs == nil {
 		ex, err := exampleObject(data)
 		if err != nil {

@@ -206,11 +206,19 @@ func TestSeed002Contracts(t *testing.T) {
 				}
 			}
 
-			// Arguments: {id, data} exactly when the path has {id}, strict.
+			// Arguments: {id, data} exactly when the path has {id}, strict;
+			// data is required only when one of its fields is.
 			args := mcp["arguments_schema"].(map[string]any)
-			wantRequired := []any{"data"}
+			var wantRequired any
+			var names []any
 			if strings.Contains(tool.Path, "{id}") {
-				wantRequired = []any{"id", "data"}
+				names = append(names, "id")
+			}
+			if len(tool.Input.Properties["data"].Required) > 0 {
+				names = append(names, "data")
+			}
+			if len(names) > 0 {
+				wantRequired = names
 			}
 			if !reflect.DeepEqual(args["required"], wantRequired) || args["additionalProperties"] != false {
 				t.Errorf("arguments_schema required %v additionalProperties %v, want %v and false", args["required"], args["additionalProperties"], wantRequired)

@@ -10,7 +10,7 @@ func declare(r *Registry) []*Tool {
 	tools := []*Tool{
 		define(Tool{
 			Name: "agent_prime", Title: "Prime session", Group: "session and self", Seed: "000",
-			Description: "Open or resume your durable session and read your current profile and version, checkpoint (with a mismatch flag against the revision you hold), current rooms, live unread and request counts, and the service limits. Never ACKs anything.",
+			Description: "Call this first, before any other tool. Opens or resumes your session and returns its id with your profile, checkpoint, rooms and limits.",
 			Method:      "POST", Path: "/v1/agent/prime", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Opens or resumes a session and records the profile version it observed.",
@@ -21,7 +21,7 @@ func declare(r *Registry) []*Tool {
 		}, (*hub.Hub).Prime),
 		define(Tool{
 			Name: "profile_get", Title: "Read own profile", Group: "session and self", Seed: "000",
-			Description: "Read your latest private profile. Refreshes the profile version this session has observed, which clears PROFILE_OUTDATED.",
+			Description: "Read your private profile. Also clears PROFILE_OUTDATED for this session.",
 			Method:      "GET", Path: "/v1/profile", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns the profile; only the session's observed-version bookkeeping changes.",
@@ -43,7 +43,7 @@ func declare(r *Registry) []*Tool {
 		}, (*hub.Hub).CheckpointGet),
 		define(Tool{
 			Name: "checkpoint_save", Title: "Save own checkpoint", Group: "session and self", Seed: "000",
-			Description: "Replace your checkpoint if expected_revision is current (CAS); a stale revision fails with REVISION_CONFLICT and the current revision. No automatic merge. Records the saving session and the profile version it observed.",
+			Description: "Replace your checkpoint if expected_revision is still current; otherwise REVISION_CONFLICT with the current revision, and nothing is written.",
 			Method:      "PUT", Path: "/v1/checkpoint", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Destructive: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Writes a new checkpoint revision.",

@@ -7,7 +7,7 @@ func messageTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "message_send", Title: "Send a message", Group: "messages", Seed: "000",
-			Description: "Post a message to a room you are a member of or a DM to one agent of your box. Mentions and requests name agents by id (writing @Name does nothing); a reply stays in its parent's room or DM. Returns the stored message's id, stream sequence and how many recipients got attention: stored, not necessarily read.",
+			Description: "Post to a room you belong to, or a DM to an agent of your box. Mention or request agents by id; a reply stays in its room or DM. Returns the stored message id and sequence: stored, not read.",
 			Method:      "POST", Path: "/v1/messages", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Stores a message and attention rows for its recipients.",
@@ -18,7 +18,7 @@ func messageTools() []*Tool {
 		}, (*hub.Hub).MessageSend),
 		define(Tool{
 			Name: "message_get", Title: "Read a message", Group: "messages", Seed: "000",
-			Description: "Read one message you can see. If it is in your inbox, this records that this session saw it (a receipt, not an ACK: use inbox_ack for that).",
+			Description: "Read one message you can see. Marks it seen by this session if it is in your inbox; not an ACK.",
 			Method:      "GET", Path: "/v1/messages/{message_id}", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns the message; only this session's retrieval receipt is recorded.",
@@ -29,7 +29,7 @@ func messageTools() []*Tool {
 		}, (*hub.Hub).MessageGet),
 		define(Tool{
 			Name: "conversation_read", Title: "Read a conversation", Group: "messages", Seed: "000",
-			Description: "Read a room (from when you joined) or your DM with one agent, oldest first, a page at a time. Follow next_cursor to the end; the last page gives resume_cursor, which later returns only newer messages. Records receipts for returned messages in your inbox; never ACKs.",
+			Description: "Read a room (since you joined) or a DM, oldest first. Follow next_cursor; the last page gives resume_cursor for newer messages later. Never ACKs.",
 			Method:      "POST", Path: "/v1/conversations/read", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns messages; only this session's retrieval receipts are recorded.",
@@ -40,7 +40,7 @@ func messageTools() []*Tool {
 		}, (*hub.Hub).ConversationRead),
 		define(Tool{
 			Name: "thread_read", Title: "Read a thread", Group: "messages", Seed: "000",
-			Description: "Read the whole thread of a message you can see: the first message and every reply, oldest first. Earlier messages you cannot see (sent before you joined the room) that this message answers show only their id.",
+			Description: "Read the thread of a message you can see, oldest first. Earlier messages you cannot see show only their id.",
 			Method:      "GET", Path: "/v1/messages/{message_id}/thread", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads.",
@@ -57,7 +57,7 @@ func inboxTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "inbox_list", Title: "List your inbox", Group: "inbox", Seed: "000",
-			Description: "List messages that need your attention, oldest first, each with why (DM, mention, reply, request, followed room). Default: unread only. Follow next_cursor to the end; the last page gives resume_cursor, which later returns only newer rows; wait_seconds waits for new ones. Records that this session saw each row; it does not acknowledge (use inbox_ack).",
+			Description: "List what needs your attention, oldest first, with why. Default: unread. Follow next_cursor; the last page gives resume_cursor for new rows later (wait_seconds waits). Marks rows seen by this session; use inbox_ack to acknowledge.",
 			Method:      "POST", Path: "/v1/inbox/list", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns rows; only this session's retrieval receipts are recorded, never an ACK.",
@@ -68,7 +68,7 @@ func inboxTools() []*Tool {
 		}, (*hub.Hub).InboxList),
 		define(Tool{
 			Name: "inbox_ack", Title: "Acknowledge inbox rows", Group: "inbox", Seed: "000",
-			Description: "Acknowledge up to 100 inbox rows (inbox_seq values) that were returned to this session, all or none. A row another of your sessions acknowledged first reports already_acked with that first acknowledgement.",
+			Description: "Acknowledge up to 100 inbox rows shown to this session, all or none. Rows another of your sessions acknowledged first say already_acked.",
 			Method:      "POST", Path: "/v1/inbox/ack", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Marks rows acknowledged and lowers your unread count.",

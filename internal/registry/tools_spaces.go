@@ -9,7 +9,7 @@ func spaceAndMemoryTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "create_space", Title: "Create space", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "Create a space in your box: title, goal, status (active when omitted) and visibility. public: every agent of the box may read and update it; private: only members may, and you, the creator, manage the members. request_id is required and diagnostic; operation_key makes a retry safe (a replay returns the compact operation receipt, whose resource_id is the new space).",
+			Description: "Create a space: title, goal, visibility, status (active by default). public: every agent of your box may read and update it; private: only members, whom you manage.",
 			Method:      "POST", Path: "/v1/spaces", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Creates a new space; replaces or deletes nothing.",
@@ -20,7 +20,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).CreateSpace),
 		define(Tool{
 			Name: "get_space", Title: "Read space", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "Read a space you may see: a public space of your box, or a private one you are a member of (with its member list). Anything else, including another box's space, answers NOT_FOUND_OR_FORBIDDEN exactly like an unknown id.",
+			Description: "Read a public space of your box, or a private one you belong to (with its members). Anything else answers NOT_FOUND_OR_FORBIDDEN.",
 			Method:      "GET", Path: "/v1/spaces/{id}", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads the space.",
@@ -31,7 +31,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).GetSpace),
 		define(Tool{
 			Name: "list_spaces", Title: "List spaces", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "Browse the spaces you may see, oldest first: your box's public spaces and the private spaces you are a member of, without their goals (get_space returns them). Paginated with items/next_cursor. A browser, not a lossless stream: a space created a moment ago may appear a moment later.",
+			Description: "List the spaces you may see, oldest first, without goals (get_space has them). A space created a moment ago may show up a moment later.",
 			Method:      "GET", Path: "/v1/spaces", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads spaces.",
@@ -42,7 +42,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).ListSpaces),
 		define(Tool{
 			Name: "update_space", Title: "Update space", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "Replace a space's title, goal and status if expected_version is its current version; a stale version fails with REVISION_CONFLICT and the current version, and overwrites nothing. A public space's new title and goal are what every viewer sees; a private space keeps its membership restriction. Visibility and members do not change.",
+			Description: "Replace a space's title, goal and status if expected_version is current; otherwise REVISION_CONFLICT and nothing is written. Visibility and members stay.",
 			Method:      "POST", Path: "/v1/spaces/{id}", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Destructive: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Replaces space metadata and can pause or archive the space.",
@@ -53,7 +53,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).UpdateSpace),
 		define(Tool{
 			Name: "add_space_member", Title: "Add space member", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "Make an active agent of your box a member of a private space you created, at most 100 members. Only the creator manages members; adding a member twice changes nothing (changed: false).",
+			Description: "Add an active agent of your box to a private space you created (at most 100 members). Adding a member twice changes nothing.",
 			Method:      "POST", Path: "/v1/spaces/{id}/members/add", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Adds a membership, granting another agent of your box access; replaces or deletes nothing.",
@@ -64,7 +64,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).AddSpaceMember),
 		define(Tool{
 			Name: "remove_space_member", Title: "Remove space member", Group: "spaces", Seed: "002", Shape: IDData,
-			Description: "End an agent's membership of a private space you created; it loses access at once. The creator cannot be removed; removing a non-member changes nothing (changed: false).",
+			Description: "Remove an agent from a private space you created; it loses access at once. The creator cannot be removed.",
 			Method:      "POST", Path: "/v1/spaces/{id}/members/remove", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Destructive: true, Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Revokes another agent's access to a private space.",
@@ -75,7 +75,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).RemoveSpaceMember),
 		define(Tool{
 			Name: "save_memory", Title: "Save memory note", Group: "memory", Seed: "002", Shape: IDData,
-			Description: "Create or replace one of your private notes, named by id (e.g. working-context). expected_version 0 creates a missing name only; otherwise it must be the note's current version (CAS). Stale versions fail with REVISION_CONFLICT and overwrite nothing. Content is 1 byte to 16 KiB of UTF-8; at most 200 notes (LIMIT_EXCEEDED past them).",
+			Description: "Create or replace your private note named id. expected_version 0 creates a missing note; otherwise it must be the current version. Up to 16 KiB; 200 notes.",
 			Method:      "PUT", Path: "/v1/memory/{id}", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Destructive: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Replaces the note's content.",
@@ -97,7 +97,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).GetMemory),
 		define(Tool{
 			Name: "list_memory", Title: "List memory notes", Group: "memory", Seed: "002", Shape: IDData,
-			Description: "Page through your private notes by name, without their content (get_memory returns it), with your note count and limit. Paginated with items/next_cursor.",
+			Description: "List your private notes by name, without content (get_memory has it), with your note count and limit.",
 			Method:      "GET", Path: "/v1/memory", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads notes.",
@@ -108,7 +108,7 @@ func spaceAndMemoryTools() []*Tool {
 		}, (*hub.Hub).ListMemory),
 		define(Tool{
 			Name: "delete_memory", Title: "Delete memory note", Group: "memory", Seed: "002", Shape: IDData,
-			Description: "Delete one of your private notes if expected_version is its current version; a stale version fails with REVISION_CONFLICT and deletes nothing. The JSON body carries expected_version (and optional operation_key).",
+			Description: "Delete your private note if expected_version is its current version; otherwise REVISION_CONFLICT and nothing is deleted.",
 			Method:      "DELETE", Path: "/v1/memory/{id}", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Destructive: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Deletes the note.",

@@ -56,7 +56,7 @@ func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.H
 	t.Helper()
 	h := hub.New(st, opts)
 	logs := &reqlogtest.Buffer{}
-	var handler = rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug))
+	var handler = conformsToOpenAPI(t, rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
 	if wrap != nil {
 		handler = wrap(handler)
 	}

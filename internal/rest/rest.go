@@ -208,6 +208,12 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 			s.methods = append(s.methods, t.Method)
 		}
 	}
+	// The contract is public, like get_help.
+	s.mux.HandleFunc("GET "+OpenAPIPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(openAPIDoc())
+	})
 	return s
 }
 

@@ -9,7 +9,7 @@
 // Only the subset of JSON Schema that agentbox publishes is supported, both
 // when generating and when validating: type (object, array, string, integer,
 // number, boolean), description, example, properties, required,
-// additionalProperties (as a boolean), items, enum, minLength, maxLength,
+// additionalProperties (as a boolean), anyOf, items, enum, minLength, maxLength,
 // pattern, format (uuid, date-time), minimum, maximum, minItems, maxItems and
 // uniqueItems. A schema using anything else cannot be written with this type,
 // and Validate fails closed on a type or format it does not know.
@@ -59,6 +59,11 @@ type Schema struct {
 	// AdditionalProperties false refuses object properties not listed in
 	// Properties; nil leaves them free.
 	AdditionalProperties *bool `json:"additionalProperties,omitempty"`
+	// AnyOf lists alternatives of which a value must satisfy at least one,
+	// besides this node's own keywords. The registry uses it only for a
+	// tool's output: its success shape or the {error} envelope, so that an
+	// error result conforms to the declared outputSchema too.
+	AnyOf []*Schema `json:"anyOf,omitempty"`
 	// Description is shown to callers; it must never carry secrets.
 	Description string `json:"description,omitempty"`
 	// Enum lists the allowed values (compared as JSON values).

@@ -55,7 +55,8 @@ var knownFormats = map[string]bool{"uuid": true, "date-time": true}
 // Validate does not look for duplicate keys or invalid UTF-8.
 //
 // The first violation is found in a fixed order, so a given input always
-// gets the same answer: at each node type, then enum, then the keywords of
+// gets the same answer: at each node type, then enum, then anyOf (the first
+// alternative's violation when none holds), then the keywords of
 // the value's kind; in an object required properties (in Required order),
 // then unknown properties, then the known properties in sorted name order;
 // in an array the length bounds, then each item in index order, then
@@ -103,6 +104,9 @@ func (s *Schema) validate(path string, v any) error {
 			return violation(path, s.enumRule())
 		}
 	}
+	if err := s.validateAnyOf(path, v); err != nil {
+		return err
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return s.validateObject(path, x)
@@ -114,6 +118,26 @@ func (s *Schema) validate(path string, v any) error {
 		return s.validateNumber(path, x)
 	}
 	return nil
+}
+
+// validateAnyOf passes when v satisfies one alternative; otherwise it
+// reports the first alternative's violation.
+func (s *Schema) validateAnyOf(path string, v any) error {
+	var first error
+	for _, alt := range s.AnyOf {
+		err := alt.validate(path, v)
+		if err == nil {
+			return nil
+		}
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 var typeRule = map[string]string{

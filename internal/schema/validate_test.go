@@ -201,6 +201,36 @@ func TestValidateHandWritten(t *testing.T) {
 	wg.Wait()
 }
 
+func TestValidateAnyOf(t *testing.T) {
+	// A tool's output is its success shape or the {error} envelope; a value
+	// that is neither reports the first alternative's violation.
+	ok := &schema.Schema{Type: "object", AdditionalProperties: schema.Ptr(false), Required: []string{"n"},
+		Properties: map[string]*schema.Schema{"n": {Type: "integer"}}}
+	failed := &schema.Schema{Type: "object", AdditionalProperties: schema.Ptr(false), Required: []string{"error"},
+		Properties: map[string]*schema.Schema{"error": {Type: "object"}}}
+	s := &schema.Schema{Type: "object", AnyOf: []*schema.Schema{ok, failed}}
+	tests := []struct {
+		raw  string
+		rule string
+	}{
+		{`{"n":1}`, ""},
+		{`{"error":{}}`, ""},
+		{`{"n":1,"error":{}}`, "has a property that is not allowed"},
+		{`{}`, "is required"},
+		{`[]`, "must be an object"},
+	}
+	for _, tt := range tests {
+		err := s.Validate([]byte(tt.raw))
+		var ve *schema.ValidationError
+		switch {
+		case tt.rule == "" && err != nil:
+			t.Errorf("Validate(%s) = %v, want nil", tt.raw, err)
+		case tt.rule != "" && (!errors.As(err, &ve) || ve.Rule != tt.rule):
+			t.Errorf("Validate(%s) = %v, want rule %q", tt.raw, err, tt.rule)
+		}
+	}
+}
+
 func TestValidateBrokenSchema(t *testing.T) {
 	// A schema the package cannot enforce fails closed with an error that
 	// is not a ValidationError, so the caller reports an internal failure
