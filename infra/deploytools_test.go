@@ -9,6 +9,7 @@ package infra_test
 
 import (
 	"encoding/json"
+	"github.com/agentbox/agentbox/internal/opview"
 	"os"
 	"os/exec"
 	"strings"
@@ -91,7 +92,8 @@ func TestSAMTransform(t *testing.T) {
 	for _, typ := range resources {
 		count[typ]++
 	}
-	functions := len(registry.New().Tools()) + 1
+	// Every tool, MCP, the intent sweep and the operator view.
+	functions := len(registry.New().Tools()) + 3
 	for typ, want := range map[string]int{
 		"AWS::Lambda::Function":     functions,
 		"AWS::IAM::Role":            3,
@@ -100,7 +102,7 @@ func TestSAMTransform(t *testing.T) {
 		"AWS::DynamoDB::Table":      1,
 		"AWS::ApiGatewayV2::Api":    1,
 		"AWS::ApiGatewayV2::Stage":  1,
-		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1,
+		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1,
 		"AWS::Serverless::Function": 0,
 	} {
 		if count[typ] != want {

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/opview"
 	"slices"
 	"strings"
 
@@ -42,6 +43,13 @@ const (
 	FunctionEnv = "AGENTBOX_FUNCTION"
 	// MCPName is FunctionEnv's value for the MCP function.
 	MCPName = "mcp"
+	// SweepFunction and OpviewFunction are the logical ids of the intent
+	// sweep and of the operator view; SweepName and OpviewName their
+	// FunctionEnv values.
+	SweepFunction  = "SweepFunction"
+	SweepName      = "sweep"
+	OpviewFunction = "OpviewFunction"
+	OpviewName     = "opview"
 )
 
 // MCPRoutes are the MCP endpoint's methods, all on MCPPath: POST carries
@@ -214,7 +222,9 @@ func Template(r *registry.Registry) []byte {
 		w("      Description: %s", q(description))
 		w("      CodeUri: .")
 		w("      Role: !GetAtt %s.Arn", role)
-		w("      ReservedConcurrentExecutions: !If [%s, !Ref %s, !Ref AWS::NoValue]", reserve, reserveParam[reserve])
+		if reserve != "" {
+			w("      ReservedConcurrentExecutions: !If [%s, !Ref %s, !Ref AWS::NoValue]", reserve, reserveParam[reserve])
+		}
 		w("      Environment:")
 		w("        Variables:")
 		w("          %s: %s", FunctionEnv, name)
@@ -224,6 +234,12 @@ func Template(r *registry.Registry) []byte {
 		w("      Events:")
 		for _, rt := range routes {
 			w("        %s:", rt.event)
+			if rt.schedule != "" {
+				w("          Type: Schedule")
+				w("          Properties:")
+				w("            Schedule: %s", rt.schedule)
+				continue
+			}
 			w("          Type: HttpApi")
 			w("          Properties:")
 			w("            ApiId: !Ref %s", APIResource)
@@ -244,6 +260,17 @@ func Template(r *registry.Registry) []byte {
 		mcp = append(mcp, route{event: "Mcp" + camel(strings.ToLower(m)), method: m, path: MCPPath})
 	}
 	fn(MCPFunction, MCPName, WriterRole, "ReserveMcpConcurrency", "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
+	// The sweep finishes multi-write operations whose caller died between
+	// chunks (a large fan-out, a long ACK); its errors raise its alarm.
+	fn(SweepFunction, SweepName, WriterRole, "ReserveToolConcurrency", "agentbox intent sweep: finishes abandoned multi-write operations",
+		[]route{{event: "EveryMinute", schedule: "rate(1 minute)"}})
+	// The operator view only reads: the reader role.
+	var view []route
+	for i, rt := range opview.Routes {
+		method, path, _ := strings.Cut(rt, " ")
+		view = append(view, route{event: fmt.Sprintf("View%d", i+1), method: method, path: path})
+	}
+	fn(OpviewFunction, OpviewName, ReaderRole, "ReserveToolConcurrency", "agentbox operator view (read-only page for owner keys): /ui/", view)
 
 	def := store.Definition()
 	w("  %s:", TableResource)
@@ -296,7 +323,8 @@ func Template(r *registry.Registry) []byte {
 	return []byte(b.String())
 }
 
-type route struct{ event, method, path string }
+// route is one event of a function: an HTTP API route, or a schedule.
+type route struct{ event, method, path, schedule string }
 
 var reserveParam = map[string]string{
 	"ReserveToolConcurrency": "ToolReservedConcurrency",

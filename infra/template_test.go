@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/opview"
 	"os"
 	"slices"
 	"strings"
@@ -152,7 +153,8 @@ func TestTemplateStructure(t *testing.T) {
 	// What the template must contain: one function per tool with exactly
 	// its route, and the MCP function with its three.
 	want := map[string][]routeKey{}
-	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole}
+	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole,
+		infra.SweepFunction: infra.WriterRole, infra.OpviewFunction: infra.ReaderRole}
 	for _, tool := range reg.Tools() {
 		id := infra.LogicalID(tool.Name)
 		want[id] = []routeKey{{tool.Method, tool.Path}}
@@ -167,6 +169,13 @@ func TestTemplateStructure(t *testing.T) {
 	}
 	for _, m := range infra.MCPRoutes {
 		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{m, infra.MCPPath})
+	}
+	// The intent sweep has a schedule and no route; the operator view its
+	// own routes.
+	want[infra.SweepFunction] = []routeKey{}
+	for _, rt := range opview.Routes {
+		method, p, _ := strings.Cut(rt, " ")
+		want[infra.OpviewFunction] = append(want[infra.OpviewFunction], routeKey{method, p})
 	}
 
 	got := map[string][]routeKey{}
@@ -188,7 +197,12 @@ func TestTemplateStructure(t *testing.T) {
 			t.Errorf("%s: %s = %q, want the function's own tool (or %s)", res.key, infra.FunctionEnv, fn, infra.MCPName)
 		}
 		for _, ev := range pairs(get(props, "Events")) {
-			if typ := str(get(ev.val, "Type")); typ != "HttpApi" {
+			if typ := str(get(ev.val, "Type")); typ == "Schedule" && res.key == infra.SweepFunction {
+				if sch := str(path(ev.val, "Properties", "Schedule")); sch != "rate(1 minute)" {
+					t.Errorf("%s: schedule %q, want rate(1 minute)", res.key, sch)
+				}
+				continue
+			} else if typ != "HttpApi" {
 				t.Errorf("%s: event %s has Type %q, want HttpApi", res.key, ev.key, typ)
 				continue
 			}
@@ -219,7 +233,7 @@ func TestTemplateStructure(t *testing.T) {
 	}
 	for id := range got {
 		if _, ok := want[id]; !ok {
-			t.Errorf("template has function %s, which is neither a registry tool nor MCP", id)
+			t.Errorf("template has function %s, which is neither a registry tool, MCP, the sweep nor the view", id)
 		}
 	}
 

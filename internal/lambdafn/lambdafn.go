@@ -43,6 +43,7 @@ import (
 	"github.com/agentbox/agentbox/internal/lambdahttp"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -62,8 +63,20 @@ const (
 const MCPPath = "/mcp"
 
 // MCPFunction is the AGENTBOX_FUNCTION value of the MCP endpoint's
-// function; every other value names the tool a function serves.
+// function; every other value names the tool a function serves, but for
+// SweepFunction and OpviewFunction.
 const MCPFunction = "mcp"
+
+// SweepFunction is the AGENTBOX_FUNCTION value of the scheduled function
+// that finishes intents whose caller vanished (hub.Sweep).
+const SweepFunction = "sweep"
+
+// OpviewFunction is the AGENTBOX_FUNCTION value of the operator view's
+// function (internal/opview): the read-only page and its owner API.
+const OpviewFunction = "opview"
+
+// sweepBatch bounds the intents one scheduled run finishes.
+const sweepBatch = 200
 
 // Start runs the Lambda function AGENTBOX_FUNCTION names. It does not
 // return.
@@ -71,6 +84,14 @@ func Start() {
 	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo)
 	slog.SetDefault(log)
 	function := os.Getenv(EnvFunction)
+	if function == SweepFunction {
+		h, err := newHub(context.Background(), os.Getenv, log)
+		if err != nil {
+			log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
+			os.Exit(1)
+		}
+		lambda.Start(sweepHandler(h, log))
+	}
 	handler, err := initialize(context.Background(), os.Getenv, log, builder(function))
 	if err != nil {
 		log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
@@ -89,6 +110,8 @@ func builder(function string) func(*hub.Hub, *slog.Logger) (http.Handler, error)
 		return func(*hub.Hub, *slog.Logger) (http.Handler, error) { return nil, errNoFunction }
 	case MCPFunction:
 		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return mcpHandler(h, log), nil }
+	case OpviewFunction:
+		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return opview.New(h, log), nil }
 	default:
 		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return toolHandler(h, log, function) }
 	}
@@ -113,6 +136,15 @@ func configFrom(getenv func(string) string) (config, error) {
 // with build, the handler.
 func initialize(ctx context.Context, getenv func(string) string, log *slog.Logger,
 	build func(*hub.Hub, *slog.Logger) (http.Handler, error)) (http.Handler, error) {
+	h, err := newHub(ctx, getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	return build(h, log)
+}
+
+// newHub builds the store and the hub from the environment.
+func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger) (*hub.Hub, error) {
 	cfg, err := configFrom(getenv)
 	if err != nil {
 		return nil, err
@@ -125,8 +157,28 @@ func initialize(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	h := hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim})
-	return build(h, log)
+	return hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim}), nil
+}
+
+// SweepResult is what one scheduled sweep reports.
+type SweepResult struct {
+	Finished int `json:"finished"`
+}
+
+// sweepHandler finishes intents older than hub.SweepGrace: a fan-out or
+// an ACK whose caller died between its writes. A failure is returned, so
+// the function's error alarm sees it.
+func sweepHandler(h *hub.Hub, log *slog.Logger) func(ctx context.Context) (SweepResult, error) {
+	return func(ctx context.Context) (SweepResult, error) {
+		n, err := h.Sweep(ctx, hub.SweepGrace, sweepBatch)
+		if err != nil {
+			return SweepResult{}, err
+		}
+		if n > 0 {
+			log.InfoContext(ctx, "intent sweep finished abandoned operations", "count", n)
+		}
+		return SweepResult{Finished: n}, nil
+	}
 }
 
 // toolHandler is the REST handler restricted to one tool.
