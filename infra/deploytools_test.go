@@ -102,7 +102,7 @@ func TestSAMTransform(t *testing.T) {
 		"AWS::DynamoDB::Table":      1,
 		"AWS::ApiGatewayV2::Api":    1,
 		"AWS::ApiGatewayV2::Stage":  1,
-		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1,
+		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
 		"AWS::Serverless::Function": 0,
 	} {
 		if count[typ] != want {

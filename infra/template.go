@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/opview"
+	"github.com/agentbox/agentbox/internal/rest"
 	"slices"
 	"strings"
 
@@ -252,8 +253,13 @@ func Template(r *registry.Registry) []byte {
 		functionAlarm(w, id)
 	}
 	for _, t := range r.Tools() {
-		fn(LogicalID(t.Name), t.Name, RoleOf(t), "ReserveToolConcurrency", fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path),
-			[]route{{event: "Route", method: t.Method, path: t.Path}})
+		routes := []route{{event: "Route", method: t.Method, path: t.Path}}
+		if !t.Authenticated {
+			// The public contract's function also serves the OpenAPI
+			// document, public like get_help (every REST handler has it).
+			routes = append(routes, route{event: "OpenAPI", method: "GET", path: rest.OpenAPIPath})
+		}
+		fn(LogicalID(t.Name), t.Name, RoleOf(t), "ReserveToolConcurrency", fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path), routes)
 	}
 	var mcp []route
 	for _, m := range MCPRoutes {

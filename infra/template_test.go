@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/agentbox/agentbox/internal/opview"
+	"github.com/agentbox/agentbox/internal/rest"
 	"os"
 	"slices"
 	"strings"
@@ -158,6 +159,9 @@ func TestTemplateStructure(t *testing.T) {
 	for _, tool := range reg.Tools() {
 		id := infra.LogicalID(tool.Name)
 		want[id] = []routeKey{{tool.Method, tool.Path}}
+		if !tool.Authenticated {
+			want[id] = append(want[id], routeKey{"GET", rest.OpenAPIPath})
+		}
 		switch {
 		case !tool.Authenticated:
 			wantRole[id] = infra.PublicRole
