@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -349,4 +350,20 @@ func (l *Local) prune(now int64) {
 	if len(l.tat) >= l.maxKeys {
 		clear(l.tat)
 	}
+}
+
+// AuthSources names the sources a failed authentication counts against:
+// the client address (the TCP peer locally, API Gateway's sourceIp on
+// Lambda; never a forwarding header, which the client writes) and, when
+// the request presented a well-formed key, the key id it names, so that
+// spreading guesses over many addresses does not help.
+func AuthSources(remoteAddr, keyID string) []string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		remoteAddr = host
+	}
+	out := []string{"addr:" + remoteAddr}
+	if keyID != "" {
+		out = append(out, "key:"+keyID)
+	}
+	return out
 }

@@ -82,6 +82,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/limits"
 	"log/slog"
 	"net/http"
 
@@ -114,6 +115,10 @@ type handler struct {
 	sdk http.Handler
 	// versions are the protocol versions offered and accepted.
 	versions []string
+	// authFail counts failed authentications per source, in memory, as
+	// the REST transport does (internal/rest/authlimit.go): a source past
+	// its burst is answered 429 before anything is read.
+	authFail *limits.Local
 }
 
 // New returns the MCP Streamable HTTP endpoint serving every tool of r over
@@ -124,6 +129,9 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &handler{hub: h, log: log, versions: sessionProtocolVersions()}
+	if cfg := h.LimitConfig(); cfg != nil {
+		s.authFail = limits.NewLocal(cfg.AuthFailures)
+	}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
 		Instructions: instructions,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/limits"
 	"io"
 	"mime"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -78,6 +80,32 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !originAllowed(r) {
 		s.reject(w, r, http.StatusForbidden, jsonrpc.ID{}, codeServerError, "Forbidden: invalid Origin header.", "origin")
 		return
+	}
+	// Failed authentications are limited per source (client address, key
+	// id) in memory: a source past its burst costs no store read at all.
+	var sources []string
+	if s.authFail != nil {
+		bearer, _ := bearerToken(r.Header)
+		sources = limits.AuthSources(r.RemoteAddr, hub.PresentedKeyID(bearer))
+		now := time.Now()
+		for _, src := range sources {
+			if blocked, wait := s.authFail.Blocked(src, now); blocked {
+				w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfter(wait)))
+				s.reject(w, r, http.StatusTooManyRequests, jsonrpc.ID{}, codeServerError,
+					"Too many failed authentications from this source; nothing was done.", string(apperr.RateLimited))
+				return
+			}
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if sw.status == http.StatusUnauthorized {
+				now := time.Now()
+				for _, src := range sources {
+					s.authFail.Charge(src, now)
+				}
+			}
+		}()
+		w = sw
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -644,3 +672,26 @@ func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b.body.Bytes())
 }
+
+// statusWriter remembers the status a response was written with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

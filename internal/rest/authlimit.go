@@ -20,7 +20,6 @@ package rest
 // failure bucket without already holding the key.
 
 import (
-	"net"
 	"net/http"
 	"time"
 
@@ -31,15 +30,7 @@ import (
 
 // authSources names the sources a request's failures count against.
 func authSources(r *http.Request, bearer string) []string {
-	addr := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	out := []string{"addr:" + addr}
-	if id := hub.PresentedKeyID(bearer); id != "" {
-		out = append(out, "key:"+id)
-	}
-	return out
+	return limits.AuthSources(r.RemoteAddr, hub.PresentedKeyID(bearer))
 }
 
 // authBlocked answers RATE_LIMITED when a source has failed too often.

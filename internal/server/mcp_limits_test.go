@@ -107,3 +107,52 @@ func TestMCPProbeAndRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPAuthFailuresLimitedPerSource: over MCP as over REST, failed
+// authentications are counted per source in memory; past the burst a
+// source is answered 429 with Retry-After before anything is read, and a
+// good key from another source is not affected.
+func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
+	h := hub.New(st, hub.Options{Limits: &cfg})
+	handler := server.Handler(h, registry.New(), nil)
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	initialize := func(from, key string) *httptest.ResponseRecorder {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.RemoteAddr = from
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		return w
+	}
+	const attacker, agent = "192.0.2.7:40000", "192.0.2.8:40000"
+	for i := range 3 {
+		if w := initialize(attacker, "abk_not-a-key"); w.Code != http.StatusUnauthorized {
+			t.Fatalf("bad key %d: HTTP %d %s, want 401", i, w.Code, w.Body)
+		}
+	}
+	w := initialize(attacker, "abk_not-a-key")
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || strings.Contains(w.Body.String(), "not-a-key") {
+		t.Fatalf("bad key past the burst: HTTP %d (Retry-After %q) %s, want 429 with Retry-After and no echo",
+			w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	if w := initialize(agent, ag.BoxKey); w.Code != http.StatusOK {
+		t.Errorf("good key from another source: HTTP %d %s, want 200", w.Code, w.Body)
+	}
+}
