@@ -409,7 +409,7 @@ type ViewMessage struct {
 	ReplyTo, ThreadRoot              string
 	// Declarations are the requested recipients' current declarations.
 	Declarations []ViewDeclaration
-	Files                            []ViewFile
+	Files        []ViewFile
 	// Replies are the thread's replies folded under their root (only on
 	// roots within the page).
 	Replies []ViewMessage
