@@ -24,12 +24,16 @@ import (
 // the page — a page never reads more than a fixed number of items however
 // large the box grows.
 //
-// Requests. Until request records and their indexes exist (the requests
-// issue), a request is what a message record carries: its requests field
-// names the agents asked. Requests in and out per agent and the board all
-// come from recent room messages (ViewScanMessages per room), each shown
-// with status "open".
-// Requests replaces boardFromMessages when request records land.
+// Requests come from the request records (requests.go): the board reads
+// the incoming index (GSI1 rin#<agent>) of each agent of the box page, at
+// most ViewRequestsPerAgent newest entries each, and re-reads every listed
+// request item from the table, because the index may lag and only the
+// table holds the current declaration (status, revision, time). An agent
+// page reads its own incoming and outgoing index (ViewPageSize each) the
+// same way; a room page reads the request items of the requests on its
+// page by key. "Requests in" on the box page is the agent's open-request
+// counter (count#requests); "requests out" counts the open requests among
+// the board's records.
 type OwnerView struct {
 	h   *Hub
 	box string
@@ -40,6 +44,9 @@ const (
 	ViewPageSize     = 50
 	ViewTimelineSize = 50
 	ViewScanMessages = 200
+	// ViewRequestsPerAgent bounds the board's read of each agent's
+	// incoming requests: ViewPageSize agents × 20 = store.MaxBatchGetKeys.
+	ViewRequestsPerAgent = 20
 )
 
 // OwnerView authenticates an owner key and returns the view of its box.
@@ -119,11 +126,15 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{}
+	for _, r := range out.Rooms {
+		names[r.ID] = r.Name
+	}
 	msgs, err := v.recentMessages(ctx, rooms)
 	if err != nil {
 		return nil, err
 	}
-	if err := v.agents(ctx, out, msgs); err != nil {
+	if err := v.agents(ctx, out, msgs, names); err != nil {
 		return nil, err
 	}
 	if err := v.spaces(ctx, out); err != nil {
@@ -163,8 +174,9 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox) ([]string, error) {
 
 // viewMessage is a stored message as the view reads it.
 type viewMessage struct {
-	rec  *messageRecord
-	room string
+	rec   *messageRecord
+	room  string
+	decls []ViewDeclaration
 }
 
 // recentMessages reads up to ViewScanMessages newest messages per room.
@@ -188,7 +200,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	return out, nil
 }
 
-func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage) error {
+func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage, names map[string]string) error {
 	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
 	if err != nil {
 		return err
@@ -201,15 +213,21 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 			return apperr.Normalize(err)
 		}
 		out.Agents = append(out.Agents, ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status})
-		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID), checkpointKey(a.ID))
+		names[a.ID] = a.Name
+		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID), checkpointKey(a.ID),
+			requestCounterKey(a.ID))
 	}
 	got, err := v.h.st.BatchGet(ctx, keys)
 	if err != nil {
 		return storageErr(err)
 	}
+	reqs, err := v.boardRequests(ctx, out.Agents, names)
+	if err != nil {
+		return err
+	}
 	for i := range out.Agents {
 		a := &out.Agents[i]
-		row := got[4*i : 4*i+4]
+		row := got[5*i : 5*i+5]
 		if row[0] != nil {
 			if p, err := decode[profileRecord](row[0]); err == nil {
 				a.Role = p.Role
@@ -221,17 +239,15 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 				a.LastSeen = c.SavedAt
 			}
 		}
-		for _, m := range msgs {
-			if slices.Contains(m.rec.Requests, a.ID) {
-				a.RequestsIn++
+		a.RequestsIn = int(count(row[4]))
+		for _, r := range reqs {
+			if r.FromID == a.ID && r.Status == StatusOpen {
+				a.RequestsOut++
 			}
-			if m.rec.AuthorID == a.ID {
-				if len(m.rec.Requests) > 0 {
-					a.RequestsOut++
-				}
-				if m.rec.SentAt.After(a.LastSeen) {
-					a.LastSeen = m.rec.SentAt
-				}
+		}
+		for _, m := range msgs {
+			if m.rec.AuthorID == a.ID && m.rec.SentAt.After(a.LastSeen) {
+				a.LastSeen = m.rec.SentAt
 			}
 		}
 		if a.Unread > 0 {
@@ -370,17 +386,15 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 	if out.Backlog, err = v.backlog(ctx, agent); err != nil {
 		return nil, err
 	}
-	board, err := v.Requests(ctx)
+	names, err := v.names(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range board.Requests {
-		if r.FromID == agent {
-			out.RequestsOut = append(out.RequestsOut, r)
-		}
-		if slices.Contains(r.ToIDs, agent) {
-			out.RequestsIn = append(out.RequestsIn, r)
-		}
+	if out.RequestsIn, err = v.readRequests(ctx, store.GSI1, []string{incomingIndex(agent)}, ViewPageSize, names); err != nil {
+		return nil, err
+	}
+	if out.RequestsOut, err = v.readRequests(ctx, store.GSI2, []string{outgoingIndex(agent)}, ViewPageSize, names); err != nil {
+		return nil, err
 	}
 	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
 	return out, nil
@@ -393,10 +407,20 @@ type ViewMessage struct {
 	SentAt                           time.Time
 	Mentions, Requests               []string
 	ReplyTo, ThreadRoot              string
-	Files                            []ViewFile
+	// Declarations are the requested recipients' current declarations.
+	Declarations []ViewDeclaration
+	Files        []ViewFile
 	// Replies are the thread's replies folded under their root (only on
 	// roots within the page).
 	Replies []ViewMessage
+}
+
+// ViewDeclaration is one requested recipient's current declaration of a
+// request: open (revision 0) until it responds.
+type ViewDeclaration struct {
+	AgentID, AgentName, Status string
+	Revision                   uint64
+	DeclaredAt                 time.Time
 }
 
 // ViewFile is a file reference, shown as text.
@@ -475,9 +499,49 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 	if len(msgs) == ViewTimelineSize && msgs[len(msgs)-1].rec.Seq > 1 {
 		out.Before = msgs[len(msgs)-1].rec.Seq
 	}
+	names := map[string]string{}
+	for _, m := range out.Members {
+		names[m.ID] = m.Name
+	}
+	if err := v.declarations(ctx, msgs, names); err != nil {
+		return nil, err
+	}
 	out.Timeline = foldThreads(msgs)
 	out.Activity = hourly(msgs, v.h.clock())
 	return out, nil
+}
+
+// declarations reads the request items of msgs' requests by key (at most
+// ViewTimelineSize messages × 20 requests = store.MaxBatchGetKeys).
+func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names map[string]string) error {
+	var keys []store.Key
+	for _, m := range msgs {
+		for _, to := range m.rec.Requests {
+			keys = append(keys, requestKey(m.rec.ID, to))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	i := 0
+	for j := range msgs {
+		m := &msgs[j]
+		for _, to := range m.rec.Requests {
+			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: StatusOpen}
+			if it := got[i]; it != nil {
+				if r, err := decode[requestRecord](it); err == nil {
+					d.Status, d.Revision, d.DeclaredAt = r.Status, it.Version, r.DeclaredAt
+				}
+			}
+			m.decls = append(m.decls, d)
+			i++
+		}
+	}
+	return nil
 }
 
 // foldThreads orders msgs oldest first and puts each reply under its thread root
@@ -488,6 +552,7 @@ func foldThreads(msgs []viewMessage) []ViewMessage {
 	at := map[string]int{}
 	for _, m := range msgs {
 		vm := toViewMessage(m.rec)
+		vm.Declarations = m.decls
 		if i, ok := at[vm.ThreadRoot]; ok && vm.ThreadRoot != vm.ID {
 			out[i].Replies = append(out[i].Replies, vm)
 			continue
@@ -507,14 +572,20 @@ func toViewMessage(m *messageRecord) ViewMessage {
 	return vm
 }
 
-// ViewRequest is one request on the board.
+// ViewRequest is one request (a message and one requested recipient)
+// with the recipient's current declaration.
 type ViewRequest struct {
 	MessageID, RoomID, RoomName string
+	DM                          bool
 	FromID, FromName            string
 	ToIDs, ToNames              []string
 	Status                      string
-	At                          time.Time
-	Summary                     string
+	// Revision is the declaration revision (0 while open), DeclaredAt its
+	// time.
+	Revision   uint64
+	DeclaredAt time.Time
+	At         time.Time
+	Summary    string
 }
 
 // ViewBoard is the requests board: requests oldest first, grouped by
@@ -525,54 +596,139 @@ type ViewBoard struct {
 }
 
 // RequestStatuses are the board's groups, in order.
-var RequestStatuses = []string{"open", "accepted", "needs_context", "declined", "result_ready"}
+var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady}
 
-// Requests reads the requests board (see the design note: from message
-// records until request records exist).
+// Requests reads the requests board: the incoming requests of the box
+// page's agents (see the design note).
 func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
-	var rooms ViewBox
-	ids, err := v.rooms(ctx, &rooms)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := v.recentMessages(ctx, ids)
-	if err != nil {
+	var box ViewBox
+	if _, err := v.rooms(ctx, &box); err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
-	for _, r := range rooms.Rooms {
+	for _, r := range box.Rooms {
 		names[r.ID] = r.Name
 	}
-	agents, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+	items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
 	if err != nil {
 		return nil, err
 	}
-	for _, it := range agents {
-		if a, err := decode[agentRecord](it); err == nil {
-			names[a.ID] = a.Name
+	var agents []ViewAgent
+	for _, it := range items {
+		a, err := decode[agentRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
 		}
+		names[a.ID] = a.Name
+		agents = append(agents, ViewAgent{ID: a.ID})
 	}
-	return boardFromMessages(msgs, names), nil
+	reqs, err := v.boardRequests(ctx, agents, names)
+	if err != nil {
+		return nil, err
+	}
+	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses}, nil
 }
 
-// boardFromMessages builds the board from messages' requests fields;
-// names maps room and agent ids to names.
-func boardFromMessages(msgs []viewMessage, names map[string]string) *ViewBoard {
-	out := &ViewBoard{Statuses: RequestStatuses}
-	for _, m := range msgs {
-		if len(m.rec.Requests) == 0 {
+// boardRequests reads the newest ViewRequestsPerAgent incoming requests of
+// each of agents.
+func (v *OwnerView) boardRequests(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
+	partitions := make([]string, len(agents))
+	for i, a := range agents {
+		partitions[i] = incomingIndex(a.ID)
+	}
+	return v.readRequests(ctx, store.GSI1, partitions, ViewRequestsPerAgent, names)
+}
+
+// names maps the ids of the box page's rooms and agents to their names.
+func (v *OwnerView) names(ctx context.Context) (map[string]string, error) {
+	names := map[string]string{}
+	for _, q := range []string{boxRoomsIndex(v.box), boxAgentsIndex(v.box)} {
+		items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: q})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			// Rooms and agents both carry id and name.
+			if r, err := decode[struct{ ID, Name string }](it); err == nil {
+				names[r.ID] = r.Name
+			}
+		}
+	}
+	return names, nil
+}
+
+// readRequests reads at most limit newest index entries of each partition
+// of index, then the request items themselves from the table (their
+// current declaration) and the room messages they belong to (their
+// summary): three bounded reads whatever the box holds. Oldest first.
+func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partitions []string, limit int, names map[string]string) ([]ViewRequest, error) {
+	var keys []store.Key
+	seen := map[store.Key]bool{}
+	for _, p := range partitions {
+		entries, err := v.h.st.Query(ctx, store.Query{Index: index, PK: p, Reverse: true, Limit: limit})
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for _, it := range entries {
+			if k := it.Key(); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	var out []ViewRequest
+	var msgKeys []store.Key
+	at := map[store.Key][]int{}
+	for _, it := range got {
+		if it == nil {
 			continue
 		}
-		var to []string
-		for _, id := range m.rec.Requests {
-			to = append(to, cmp.Or(names[id], id))
+		r, err := decode[requestRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
 		}
-		out.Requests = append(out.Requests, ViewRequest{MessageID: m.rec.ID, RoomID: m.room, RoomName: names[m.room], ToNames: to,
-			FromID: m.rec.AuthorID, FromName: m.rec.AuthorName, ToIDs: m.rec.Requests, Status: "open",
-			At: m.rec.SentAt, Summary: summary(m.rec.BodyMD)})
+		vr := ViewRequest{MessageID: r.MessageID, FromID: r.AuthorID, FromName: cmp.Or(names[r.AuthorID], r.AuthorID),
+			ToIDs: []string{r.RecipientID}, ToNames: []string{cmp.Or(names[r.RecipientID], r.RecipientID)},
+			Status: r.Status, Revision: it.Version, DeclaredAt: r.DeclaredAt, At: r.SentAt}
+		if r.Destination.Kind == KindRoom {
+			vr.RoomID, vr.RoomName = r.Destination.RoomID, names[r.Destination.RoomID]
+			k := roomStream(r.Destination.RoomID).msgKey(r.StreamSeq)
+			if at[k] == nil {
+				msgKeys = append(msgKeys, k)
+			}
+			at[k] = append(at[k], len(out))
+		} else {
+			vr.DM = true
+		}
+		out = append(out, vr)
 	}
-	slices.SortStableFunc(out.Requests, func(a, b ViewRequest) int { return a.At.Compare(b.At) })
-	return out
+	if len(msgKeys) > 0 {
+		msgs, err := v.h.st.BatchGet(ctx, msgKeys)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for i, it := range msgs {
+			if it == nil {
+				continue
+			}
+			if m, err := decode[messageRecord](it); err == nil {
+				for _, j := range at[msgKeys[i]] {
+					out[j].Summary = summary(m.BodyMD)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ViewRequest) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.MessageID, b.MessageID), cmp.Compare(a.ToIDs[0], b.ToIDs[0]))
+	})
+	return out, nil
 }
 
 func summary(md string) string {

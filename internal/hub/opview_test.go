@@ -52,16 +52,68 @@ func TestOwnerView(t *testing.T) {
 			}
 		}
 		board, err := v.Requests(f.ctx)
-		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" {
-			t.Errorf("Requests() = %+v, %v; want alice's one request to bob", board, err)
+		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" ||
+			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
+			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
 		}
 		page, err := v.Room(f.ctx, room.RoomID, 0)
 		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
 			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
+		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].AgentName != "bob" || d[0].Status != hub.StatusOpen || d[0].Revision != 0 {
+			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
 		ag, err := v.Agent(f.ctx, f.b.AgentID)
 		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 {
 			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one request in", ag, err)
+		}
+
+		// Bob declares; a DM request from bob to alice is open. The board,
+		// the counts, the room's chip and the agent pages read the records.
+		if _, err := respond(f, cb, "acc", ask.MessageID, 0, hub.StatusAccepted); err != nil {
+			t.Fatalf("RequestRespond(accepted): %v", err)
+		}
+		dm, err := ibSend(f, cb, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "dmq"},
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.a.AgentID}, BodyMD: "numbers?",
+			Requests: []string{f.a.AgentID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		board, err = v.Requests(f.ctx)
+		if err != nil || len(board.Requests) != 2 {
+			t.Fatalf("Requests() after the declaration = %+v, %v; want two requests", board, err)
+		}
+		// The fixture's clock stands still: both were sent at the same time,
+		// so the board's order between them is the message ids'.
+		byID := map[string]hub.ViewRequest{}
+		for _, r := range board.Requests {
+			byID[r.MessageID] = r
+		}
+		if r := byID[ask.MessageID]; r.Status != hub.StatusAccepted || r.Revision != 1 || r.DeclaredAt.IsZero() {
+			t.Errorf("Requests() alice's = %+v; want alice's request accepted at revision 1 with a declaration time", r)
+		}
+		if r := byID[dm.MessageID]; !r.DM || r.Status != hub.StatusOpen || r.FromName != "bob" || r.ToNames[0] != "alice" {
+			t.Errorf("Requests() bob's = %+v; want bob's open DM request to alice", r)
+		}
+		box, err = v.Box(f.ctx)
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		for _, a := range box.Agents {
+			want := map[string][2]int{f.a.AgentID: {1, 0}, f.b.AgentID: {0, 1}}[a.ID]
+			if [2]int{a.RequestsIn, a.RequestsOut} != want {
+				t.Errorf("Box() %s open requests in/out = %d/%d, want %d/%d", a.Name, a.RequestsIn, a.RequestsOut, want[0], want[1])
+			}
+		}
+		page, err = v.Room(f.ctx, room.RoomID, 0)
+		if err != nil || len(page.Timeline) == 0 {
+			t.Fatalf("Room() = %+v, %v", page, err)
+		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].Status != hub.StatusAccepted || d[0].Revision != 1 || d[0].DeclaredAt.IsZero() {
+			t.Errorf("Room() request declarations after accepting = %+v; want bob accepted at revision 1", d)
+		}
+		ag, err = v.Agent(f.ctx, f.b.AgentID)
+		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
+			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID {
+			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
 		}
 
 		for name, call := range map[string]func() error{

@@ -118,12 +118,13 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("after login: sessionStorage holds the key %t, URL or cookie shows it %t; want the key in sessionStorage only", stored == w.owner, strings.Contains(url, "abo_"))
 	}
 	box := text(`section[data-page="box"]`)
-	wantAll("box", box, "alice", "rita", "bob <img", "planning <svg", "planner", "release space", "Requests in")
+	wantAll("box", box, "alice", "rita", "bob <img", "planning <svg", "planner", "release space", "Open requests in")
 	shot("box")
 
 	open("#room/"+w.room.RoomID, `section[data-page="room"]`)
 	room := text(`section[data-page="room"]`)
-	wantAll("room", room, "Plan the release.", "Please review the parser", "request → 1", "mentions 1", "1 replies", "follows", "https://example.com/f.md")
+	wantAll("room", room, "Plan the release.", "Please review the parser", "request → 1", "mentions 1", "1 replies", "follows", "https://example.com/f.md",
+		": open")
 	shot("room")
 
 	// A message sent after the page loaded appears on refresh.
@@ -133,14 +134,22 @@ func TestBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		t.Errorf("the room page did not show a message sent after it loaded: %v", err)
 	}
+	// Bob accepts alice's request: the recipient's chip shows the
+	// declaration (status and revision) on refresh.
+	w.rest(w.bob, "POST", "/v1/requests/"+w.reqID+"/respond", map[string]any{"idempotency_key": "acc",
+		"expected_revision": "0", "status": "accepted", "body_md": "Accepted."}, 200, nil)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll(".chip.decl.status-accepted")].some(e => e.innerText.includes("accepted r1"))`,
+		chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Errorf("the room page did not show bob's accepted declaration chip: %v", err)
+	}
 
 	open("#agent/"+w.bob.AgentID, `section[data-page="agent"]`)
 	agent := text(`section[data-page="agent"]`)
-	wantAll("agent", agent, "Inbox backlog", "request", "mention", "unread", "Requests in", "Please review the **parser**")
+	wantAll("agent", agent, "Inbox backlog", "request", "mention", "unread", "Requests in", "Please review the **parser**", "accepted r1")
 
 	open("#requests", `section[data-page="requests"]`)
 	board := text(`section[data-page="requests"]`)
-	wantAll("requests", board, "open", "accepted", "needs_context", "declined", "result_ready", "alice", "Please review the **parser**")
+	wantAll("requests", board, "open", "accepted", "needs_context", "declined", "result_ready", "alice", "Please review the **parser**", "accepted r1")
 	shot("requests")
 
 	_ = chromedp.Do(ctx, chromedp.Sleep(500*time.Millisecond))
