@@ -38,6 +38,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -58,10 +59,29 @@ const MaxEventBody = hub.MaxRequestBytes*4/3 + 4
 // API Gateway's bare 500.
 func Handler(next http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx, cancel := requestDeadline(ctx)
+		defer cancel()
 		w := newBuffer()
 		serve(ctx, w, ev, next)
 		return w.response(), nil
 	}
+}
+
+// deadlineMargin is how long before the function's own deadline a request's
+// work is cut off, so that a slow engine ends in the envelope's retryable
+// TEMPORARILY_UNAVAILABLE (a cancelled context) instead of the function
+// timing out and API Gateway answering with a body of its own.
+const deadlineMargin = time.Second
+
+// requestDeadline bounds ctx at the invocation's deadline less
+// deadlineMargin (unchanged when the invocation has no deadline, or too
+// little time for a margin).
+func requestDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) <= 2*deadlineMargin {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, dl.Add(-deadlineMargin))
 }
 
 func serve(ctx context.Context, w *buffer, ev events.APIGatewayV2HTTPRequest, next http.Handler) {

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -308,5 +309,26 @@ func TestThroughREST(t *testing.T) {
 	}
 	if strings.Contains(res.Body, alice.BoxKey) || strings.Contains(logs.String(), alice.BoxKey) {
 		t.Errorf("the key sent in the query string was echoed or logged")
+	}
+}
+
+// TestRequestDeadlineBeforeFunctionDeadline: the handler's work ends a
+// margin before the invocation's deadline, so a slow engine is answered by
+// the service (a cancelled context) rather than by the function timing out.
+func TestRequestDeadlineBeforeFunctionDeadline(t *testing.T) {
+	fnDeadline := time.Now().Add(10 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), fnDeadline)
+	defer cancel()
+	var got time.Time
+	var had bool
+	_, err := lambdahttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, had = r.Context().Deadline()
+		w.WriteHeader(http.StatusNoContent)
+	}))(ctx, event(t, "get_help.json", nil))
+	if err != nil {
+		t.Fatalf("Handler: %v", err)
+	}
+	if !had || !got.Before(fnDeadline) {
+		t.Errorf("request deadline = %v (set %t), want one before the function's %v", got, had, fnDeadline)
 	}
 }
