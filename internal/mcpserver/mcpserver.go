@@ -129,8 +129,10 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &handler{hub: h, log: log, versions: sessionProtocolVersions()}
-	if cfg := h.LimitConfig(); cfg != nil {
-		s.authFail = limits.NewLocal(cfg.AuthFailures)
+	if h != nil {
+		if cfg := h.LimitConfig(); cfg != nil {
+			s.authFail = limits.NewLocal(cfg.AuthFailures)
+		}
 	}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
