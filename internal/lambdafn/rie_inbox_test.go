@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestInboxFunctionsUnderRuntimeEmulator invokes inbox_list and inbox_ack's
@@ -21,23 +19,9 @@ import (
 // bounded poll of the inbox head).
 func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	adm := h.Admin()
-	box, err := adm.CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := adm.CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
-	bob, err := adm.CreateAgent(ctx, box.BoxID, "bob", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
+	tb := newEmulatorTable(t)
+	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
+	alice, bob := tb.agent(t, "alice"), tb.agent(t, "bob")
 	pa, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
 	if err != nil {
 		t.Fatalf("Prime(alice): %v", err)

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestRoomFunctionUnderRuntimeEmulator invokes one room tool's real
@@ -19,20 +17,10 @@ func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	const fn = "room_brief_update"
 
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	adm := h.Admin()
-	box, err := adm.CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := adm.CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
-	room, err := adm.CreateRoom(ctx, box.BoxID, "design", "Welcome.")
+	tb := newEmulatorTable(t)
+	h, table, endpoint, ctx, adm := tb.h, tb.table, tb.endpoint, context.Background(), tb.h.Admin()
+	alice := tb.agent(t, "alice")
+	room, err := adm.CreateRoom(ctx, tb.box, "design", "Welcome.")
 	if err != nil {
 		t.Fatalf("CreateRoom: %v", err)
 	}
