@@ -119,7 +119,7 @@ func TestOutputSchemasHoldForEveryResult(t *testing.T) {
 		declared[tool.Name] = rs
 	}
 
-	validated := 0
+	validated, replays := 0, 0
 	validate := func(label, tool string, res *mcp.CallToolResult) {
 		t.Helper()
 		b, err := json.Marshal(res.StructuredContent)
@@ -168,6 +168,17 @@ func TestOutputSchemasHoldForEveryResult(t *testing.T) {
 				var m map[string]any
 				_ = json.Unmarshal(b, &m)
 				ok[f.Tool] = m
+				// A replay answers the compact receipt, not the whole
+				// result: a strict client validates it too.
+				if a, isMap := args.(map[string]any); isMap && a["idempotency_key"] != nil {
+					again := call(t, cs, f.Tool, args)
+					b, _ := json.Marshal(again.StructuredContent)
+					if again.IsError || !strings.Contains(string(b), `"replayed":true`) {
+						t.Errorf("%s (replay): isError %t, structuredContent %s; want the receipt marked replayed", f.Tool, again.IsError, b)
+					}
+					validate(f.Tool+" (replay)", f.Tool, again)
+					replays++
+				}
 			}
 		}
 	}
@@ -176,7 +187,11 @@ func TestOutputSchemasHoldForEveryResult(t *testing.T) {
 			t.Errorf("%s: no fixture arguments; add the tool to testdata/tsclient/fixtures.json", name)
 		}
 	}
-	if want := 2*len(declared) + 1; validated != want {
+	if replays == 0 {
+		t.Error("no mutation fixture was replayed")
+	}
+	t.Logf("validated %d results (%d of them replays) against their outputSchema", validated, replays)
+	if want := 2*len(declared) + 1 + replays; validated != want {
 		t.Errorf("validated %d results against their outputSchema, want %d", validated, want)
 	}
 }
