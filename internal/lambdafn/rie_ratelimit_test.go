@@ -10,8 +10,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/lambdafn"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestRateLimitSharedByInstances: two instances of checkpoint_save (two
@@ -21,18 +19,9 @@ import (
 // lands, as REST 429 with Retry-After and as an MCP isError envelope.
 func TestRateLimitSharedByInstances(t *testing.T) {
 	rie, bootstrap := binaries(t)
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
+	tb := newEmulatorTable(t)
+	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
+	alice := tb.agent(t, "alice")
 	// A burst of four writes refilled once a minute: the test never waits
 	// for it, so wall-clock speed cannot change the outcome.
 	limit := "AGENTBOX_LIMIT_AGENT_MUTATIONS=0.016,4"

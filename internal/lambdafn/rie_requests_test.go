@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestRequestFunctionsUnderRuntimeEmulator invokes the real function
@@ -82,33 +80,4 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 			}
 		}
 	}
-}
-
-// emulatorTable is a hub on a DynamoDB table served from this process,
-// with one box, whose agents the function binaries under test serve.
-type emulatorTable struct {
-	h               *hub.Hub
-	table, endpoint string
-	box             string
-}
-
-func newEmulatorTable(t *testing.T) *emulatorTable {
-	t.Helper()
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	box, err := h.Admin().CreateBox(context.Background(), "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	return &emulatorTable{h: h, table: table, endpoint: endpoint, box: box.BoxID}
-}
-
-func (e *emulatorTable) agent(t *testing.T, name string) *hub.AgentInfo {
-	t.Helper()
-	ag, err := e.h.Admin().CreateAgent(context.Background(), e.box, name, "")
-	if err != nil {
-		t.Fatalf("CreateAgent(%s): %v", name, err)
-	}
-	return ag
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestSeed002FunctionsUnderRuntimeEmulator runs update_space and
@@ -21,18 +19,9 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	functions := []string{"update_space", "save_memory"}
 
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
+	tb := newEmulatorTable(t)
+	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
+	alice := tb.agent(t, "alice")
 	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
 	if err != nil {
 		t.Fatalf("Prime: %v", err)

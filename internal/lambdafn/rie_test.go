@@ -393,3 +393,32 @@ func rpc(t *testing.T, e *emulator, headers map[string]string, body string, out 
 		t.Fatalf("MCP %s: got %d %s, want 200 with a JSON-RPC response", body, res.StatusCode, res.Body)
 	}
 }
+
+// emulatorTable is a hub on a DynamoDB table served from this process,
+// with one box, whose agents the function binaries under test serve.
+type emulatorTable struct {
+	h               *hub.Hub
+	table, endpoint string
+	box             string
+}
+
+func newEmulatorTable(t *testing.T) *emulatorTable {
+	t.Helper()
+	client, endpoint := dynamotest.Start(t)
+	table := dynamotest.NewTable(t, client)
+	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
+	box, err := h.Admin().CreateBox(context.Background(), "acme")
+	if err != nil {
+		t.Fatalf("CreateBox: %v", err)
+	}
+	return &emulatorTable{h: h, table: table, endpoint: endpoint, box: box.BoxID}
+}
+
+func (e *emulatorTable) agent(t *testing.T, name string) *hub.AgentInfo {
+	t.Helper()
+	ag, err := e.h.Admin().CreateAgent(context.Background(), e.box, name, "")
+	if err != nil {
+		t.Fatalf("CreateAgent(%s): %v", name, err)
+	}
+	return ag
+}
