@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -144,7 +145,7 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 // sleepBackoff waits a jittered, doubling delay before attempt n (n ≥ 1).
 func sleepBackoff(ctx context.Context, n int) error {
 	ceiling := time.Millisecond << min(n, 6)
-	t := time.NewTimer(time.Duration(rngInt64N(int64(ceiling))) + 100*time.Microsecond)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling))) + 100*time.Microsecond)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -35,7 +35,6 @@ package hub
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -403,6 +402,3 @@ func isCode(err error, code apperr.Code) bool {
 	e, ok := apperr.As(err)
 	return ok && e.Code == code
 }
-
-// rngInt64N is the jitter source.
-func rngInt64N(n int64) int64 { return rand.Int64N(n) }

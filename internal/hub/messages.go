@@ -856,27 +856,17 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs
 		want[m.Seq] = true
 	}
 	var seqs []uint64
-	var ops []store.Op
-	exp := c.Now.Add(receiptTTL).Unix()
 	for _, it := range rows {
 		a, err := decode[attentionRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		if !want[a.StreamSeq] {
-			continue
+		if want[a.StreamSeq] {
+			seqs = append(seqs, a.Seq)
 		}
-		seqs = append(seqs, a.Seq)
-		rk := receiptKey(c.Session.ID, a.Seq)
-		ops = append(ops, store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1, ExpiresAt: exp,
-			Data: encode(receiptRecord{At: c.Now})}, store.Unconditional))
 	}
-	for len(ops) > 0 {
-		n := min(len(ops), store.MaxWriteItems)
-		if err := h.st.Write(ctx, ops[:n]); err != nil {
-			return nil, storageErr(err)
-		}
-		ops = ops[n:]
+	if err := h.putReceipts(ctx, c, seqs); err != nil {
+		return nil, err
 	}
 	return seqs, nil
 }
