@@ -58,9 +58,12 @@
 // offered version (400). The body is read once, capped at
 // hub.MaxRequestBytes whether or not the client sent Content-Length (413
 // beyond), checked by the same strict JSON gate as REST (duplicate keys,
-// invalid UTF-8, depth: -32700), decoded with the SDK's own JSON-RPC decoder
-// (so this layer and the SDK cannot disagree about the method), and handed
-// back to the SDK. JSON-RPC batches are served for protocol 2025-03-26 (and
+// invalid UTF-8, depth: -32700), decoded once with the rules of the SDK's
+// JSON-RPC decoder (decodeMessage: exact keys, so this layer and the SDK
+// cannot disagree about the method), and handed back to the SDK — except
+// tools/call, which this layer answers itself with the SDK's types and
+// encoder (direct.go: the SDK's stateless per-request session cost four
+// times the tool's own work). JSON-RPC batches are served for protocol 2025-03-26 (and
 // clients that send no version): each member takes the path it would take
 // alone; later versions removed them (400).
 //
@@ -113,6 +116,12 @@ type handler struct {
 	hub *hub.Hub
 	log *slog.Logger
 	sdk http.Handler
+	// tools run each registry tool by name; tools/call reaches them
+	// without the SDK (direct.go), other paths through it.
+	tools map[string]toolFunc
+	// sdkCalls sends tools/call through the SDK as well: only for the
+	// test that compares the two paths.
+	sdkCalls bool
 	// versions are the protocol versions offered and accepted.
 	versions []string
 	// authFail counts failed authentications per source, in memory, as
@@ -143,8 +152,10 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: s.versions,
 	})
+	s.tools = make(map[string]toolFunc)
 	for _, t := range r.Tools() {
-		server.AddTool(mcpTool(t), s.toolHandler(t))
+		s.tools[t.Name] = s.runTool(t)
+		server.AddTool(mcpTool(t), toolHandler(s.tools[t.Name]))
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,

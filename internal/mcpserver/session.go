@@ -151,10 +151,6 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "The request body could not be read.", "body read")
 		return
 	}
-	// This endpoint answers JSON only, which the SDK offers only to
-	// clients that also accept an event stream.
-	r.Header.Set("Accept", "application/json, text/event-stream")
-
 	if isBatch(body) {
 		if version >= batchesRemoved {
 			s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
@@ -168,7 +164,7 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.one(r, bearer, msg, body).copyTo(w)
+	s.one(w, r, bearer, msg, body)
 }
 
 // decode reads one JSON-RPC message through the same strict gate as REST:
@@ -184,7 +180,7 @@ func (s *handler) decode(w http.ResponseWriter, r *http.Request, raw []byte) (js
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: "+problem+".", "strict json")
 		return nil, false
 	}
-	msg, err := jsonrpc.DecodeMessage(raw)
+	msg, err := decodeMessage(raw)
 	if err != nil {
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "The body is not a JSON-RPC message.", "parse")
 		return nil, false
@@ -224,7 +220,8 @@ func (s *handler) batch(w http.ResponseWriter, r *http.Request, bearer string, b
 		sub := r.Clone(r.Context())
 		sub.Body = io.NopCloser(bytes.NewReader(raws[i]))
 		sub.ContentLength = int64(len(raws[i]))
-		ans := s.one(sub, bearer, msg, raws[i])
+		ans := newBufferedResponse()
+		s.one(ans, sub, bearer, msg, raws[i])
 		switch ans.status {
 		case http.StatusOK:
 			answers = append(answers, bytes.TrimSpace(ans.body.Bytes()))
@@ -249,14 +246,15 @@ func (s *handler) batch(w http.ResponseWriter, r *http.Request, bearer string, b
 	_, _ = w.Write(out)
 }
 
-// one answers a single JSON-RPC message into a buffer, so that a batch can
-// join answers and a tool's answer can still become a 404.
-func (s *handler) one(r *http.Request, bearer string, msg jsonrpc.Message, raw []byte) *bufferedResponse {
-	out := newBufferedResponse()
+// one answers a single JSON-RPC message: into the response, or into a
+// bufferedResponse when it is part of a batch, so that the batch can join
+// the answers.
+func (s *handler) one(out http.ResponseWriter, r *http.Request, bearer string, msg jsonrpc.Message, raw []byte) {
 	var method string
 	var id jsonrpc.ID
 	call := false
-	if req, ok := msg.(*jsonrpc.Request); ok {
+	req, _ := msg.(*jsonrpc.Request)
+	if req != nil {
 		method, id, call = req.Method, req.ID, req.IsCall()
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
@@ -273,8 +271,8 @@ func (s *handler) one(r *http.Request, bearer string, msg jsonrpc.Message, raw [
 	case method != "" && !served[method] && call:
 		// The method is not echoed: nothing of a rejected request is.
 		s.reject(out, r, http.StatusOK, id, jsonrpc.CodeMethodNotFound, "Method not found.", "unknown method")
-	case method == methodCallTool:
-		s.callTool(out, r, bearer, sid, id)
+	case method == methodCallTool && call:
+		s.callTool(out, r, bearer, sid, req)
 	default:
 		if err := s.hub.CheckSession(r.Context(), sid, bearer); err != nil {
 			s.fail(out, r, id, err)
@@ -287,7 +285,6 @@ func (s *handler) one(r *http.Request, bearer string, msg jsonrpc.Message, raw [
 		}
 		s.serve(out, r, method)
 	}
-	return out
 }
 
 // callTool runs a tools/call. The tool checks its session in its own
@@ -295,7 +292,8 @@ func (s *handler) one(r *http.Request, bearer string, msg jsonrpc.Message, raw [
 // layer read the session, to turn an unknown, expired or ended one (or one
 // bound to another agent) into the spec's 404, which makes clients
 // re-initialize instead of showing the model an error it cannot act on.
-func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID) {
+func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid string, req *jsonrpc.Request) {
+	id := req.ID
 	ok, err := s.hub.SessionIDAuthentic(r.Context(), sid)
 	if err != nil {
 		s.fail(w, r, id, err)
@@ -305,23 +303,46 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown or expired session."))
 		return
 	}
-	buf := newBufferedResponse()
-	s.serve(buf, r, methodCallTool)
-	switch buf.toolErrorCode() {
-	case apperr.NotPrimed, apperr.AuthFailed:
-		err := s.hub.CheckSession(r.Context(), sid, bearer)
-		if e, ok := apperr.As(err); ok && e.Code == apperr.NotPrimed {
-			s.fail(w, r, id, err)
+	if s.sdkCalls {
+		buf := newBufferedResponse()
+		s.serve(buf, r, methodCallTool)
+		if s.sessionGone(w, r, bearer, sid, id, buf.toolErrorCode()) {
 			return
 		}
+		buf.copyTo(w)
+		return
 	}
-	buf.copyTo(w)
+	// The tool runs before anything is written, so that its answer can
+	// still become a 404.
+	ans, ok := s.directCall(w, r, req)
+	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code) {
+		return
+	}
+	writeResult(w, id, ans)
+}
+
+// sessionGone answers 404 (and reports true) when a tool call failed with
+// code NOT_PRIMED or AUTH_FAILED because its session is unknown, expired,
+// ended or bound to another agent.
+func (s *handler) sessionGone(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID, code apperr.Code) bool {
+	if code != apperr.NotPrimed && code != apperr.AuthFailed {
+		return false
+	}
+	err := s.hub.CheckSession(r.Context(), sid, bearer)
+	if e, ok := apperr.As(err); ok && e.Code == apperr.NotPrimed {
+		s.fail(w, r, id, err)
+		return true
+	}
+	return false
 }
 
 // serve lets the SDK answer. A JSON-RPC error the SDK writes keeps its
 // code but gets a fixed message (the SDK's own names the rejected method or
 // tool), and an HTTP failure it writes as text becomes a JSON-RPC error.
 func (s *handler) serve(w http.ResponseWriter, r *http.Request, method string) {
+	// This endpoint answers JSON only, which the SDK offers only to
+	// clients that also accept an event stream.
+	r.Header.Set("Accept", "application/json, text/event-stream")
 	buf := newBufferedResponse()
 	s.sdk.ServeHTTP(buf, r)
 	buf.sanitize(method)
@@ -594,7 +615,7 @@ func (b *bufferedResponse) sanitize(method string) {
 		msg = "Request failed."
 	}
 	if method == methodCallTool && resp.Error.Code == jsonrpc.CodeInvalidParams {
-		msg = "Invalid params: unknown tool or malformed call; tools/list names the tools."
+		msg = invalidCallMessage
 	}
 	if len(resp.ID) == 0 {
 		resp.ID = json.RawMessage("null")

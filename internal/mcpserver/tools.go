@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,30 +44,49 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 	return tool
 }
 
-// toolHandler runs one registry tool for the SDK. The SDK does no
-// validation of its own on this low-level path: Invoke is the single gate
-// (strict JSON, the input schema, then the domain), so MCP and REST reject
-// exactly the same arguments with the same codes.
-func (s *handler) toolHandler(t *registry.Tool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// answer is a tool call's outcome, rendered once: data is both the
+// structuredContent and its text block, so the two can never differ.
+type answer struct {
+	data []byte
+	// code is the domain error code of an isError result, "" on success,
+	// so the session layer learns it without decoding its own answer.
+	code apperr.Code
+}
+
+// result is the answer as the SDK's tool result.
+func (a answer) result() *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError:           a.code != "",
+		StructuredContent: json.RawMessage(a.data),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(a.data)}},
+	}
+}
+
+// toolFunc runs one registry tool for a tools/call: header is the HTTP
+// request's (the credentials and the durable session header), args the
+// call's arguments.
+type toolFunc func(ctx context.Context, header http.Header, args json.RawMessage) answer
+
+// runTool is the toolFunc of t. The SDK does no validation of its own on
+// this low-level path: Invoke is the single gate (strict JSON, the input
+// schema, then the domain), so MCP and REST reject exactly the same
+// arguments with the same codes.
+func (s *handler) runTool(t *registry.Tool) toolFunc {
+	return func(ctx context.Context, header http.Header, args json.RawMessage) answer {
 		start := time.Now()
 		cr := hub.Credentials{Transport: transport}
-		var args json.RawMessage
-		if req.Extra != nil && req.Extra.Header != nil {
+		if header != nil {
 			// The session layer refused a malformed Authorization header,
 			// so ok is always true here.
-			cr.Bearer, _ = bearerToken(req.Extra.Header)
+			cr.Bearer, _ = bearerToken(header)
 			// The durable session header, as REST takes it, lets a client
 			// that connects once per call (the Inspector CLI) use the
 			// session it primed in an earlier connection; without it, the
 			// MCP session is the tool's session.
-			cr.SessionID = req.Extra.Header.Get(registry.SessionHeader)
+			cr.SessionID = header.Get(registry.SessionHeader)
 			if cr.SessionID == "" {
-				cr.SessionID = req.Extra.Header.Get(SessionHeader)
+				cr.SessionID = header.Get(SessionHeader)
 			}
-		}
-		if req.Params != nil {
-			args = req.Params.Arguments
 		}
 		if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 			// Arguments are optional in MCP; absent means no arguments.
@@ -74,32 +94,36 @@ func (s *handler) toolHandler(t *registry.Tool) mcp.ToolHandler {
 		}
 
 		out, err := t.Invoke(ctx, s.hub, cr, args)
-		var res *mcp.CallToolResult
+		var data []byte
 		if err == nil {
-			res, err = success(t.Name, out)
+			if data, err = json.Marshal(out); err != nil {
+				err = fmt.Errorf("mcpserver: rendering %s output: %w", t.Name, err)
+			}
 		}
 		if err != nil {
 			e := apperr.Normalize(err)
-			res = failure(t, e)
 			s.logCall(ctx, t.Name, e, start)
-			return res, nil
+			return failure(t, e)
 		}
 		s.logCall(ctx, t.Name, nil, start)
-		return res, nil
+		return answer{data: data}
 	}
 }
 
-// success renders a tool's output once, as both structuredContent and its
-// text, so the two can never differ.
-func success(tool string, out any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: rendering %s output: %w", tool, err)
+// toolHandler adapts a toolFunc to the SDK, which serves tools/call only
+// when this layer does not (a tools/call notification).
+func toolHandler(run toolFunc) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		return run(ctx, header, args).result(), nil
 	}
-	return &mcp.CallToolResult{
-		StructuredContent: json.RawMessage(b),
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-	}, nil
 }
 
 // failure is a domain error as a tool result: the SDK's rule, and ours, is
@@ -107,18 +131,13 @@ func success(tool string, out any) (*mcp.CallToolResult, error) {
 // The text block carries the same whole envelope as structuredContent, so a
 // host that shows the model only text loses neither next_action nor
 // retryable, current_revision or retry_after_seconds.
-func failure(t *registry.Tool, e *apperr.Error) *mcp.CallToolResult {
-	sc := map[string]any{"error": e.EnvelopeFor(t.IntegerRevisions())}
-	b, err := json.Marshal(sc)
+func failure(t *registry.Tool, e *apperr.Error) answer {
+	b, err := json.Marshal(map[string]any{"error": e.EnvelopeFor(t.IntegerRevisions())})
 	if err != nil {
 		// Unreachable: the envelope is strings, booleans and integers.
 		b = []byte(`{"error":{"code":"` + string(e.Code) + `"}}`)
 	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		StructuredContent: json.RawMessage(b),
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-	}
+	return answer{data: b, code: e.Code}
 }
 
 // logCall writes the one line per tool call: which tool, the outcome code
