@@ -37,6 +37,17 @@ type Options struct {
 	// (agentbox serve, the Lambda functions) pass limits.Default() or what
 	// their flags and environment say.
 	Limits *limits.Config
+	// OrderedWrites says that the store commits concurrent Writes in the
+	// order they were called (bbolt's group commit does; DynamoDB does
+	// not). It lets writers of one counter in this process share commits
+	// (serial.go).
+	OrderedWrites bool
+	// IndependentCalls makes calls in this process behave as calls in
+	// separate processes (Lambda instances) do: no in-process
+	// serialization of one counter's writers (serial.go), so only the
+	// compare-and-set decides. Tests that force concurrent calls to read
+	// before any of them writes set it.
+	IndependentCalls bool
 }
 
 // Hub is the domain service. It is safe for concurrent use and holds no
@@ -52,12 +63,14 @@ type Hub struct {
 	cursorKey atomic.Pointer[[]byte]
 	// waiters wakes inbox_list calls waiting in this process (inbox.go).
 	waiters waiters
+	// hot serializes this process's writers of one counter (serial.go).
+	hot *hotLocks
 }
 
 // New returns a Hub over st.
 func New(st store.Store, opts Options) *Hub {
 	h := &Hub{st: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
-		limits: newLimiter(opts.Limits)}
+		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites)}
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -34,12 +34,18 @@ func newFixture(t testing.TB, ad teststores.Adapter, wrap ...func(store.Store) s
 	clock := teststores.NewClock()
 	raw := ad.Open(t, clock.Now)
 	var s store.Store = raw
+	independent := false
 	for _, w := range wrap {
 		s = w(s)
+		if _, ok := s.(*writeBarrier); ok {
+			// The barrier makes racers read before any writes: possible
+			// only between processes, which share no locks.
+			independent = true
+		}
 	}
 	counting := teststores.NewCounting(s)
 	f := &fixture{t: t, clock: clock, st: counting, raw: raw, ctx: context.Background()}
-	f.h = hub.New(counting, hub.Options{Now: clock.Now})
+	f.h = hub.New(counting, hub.Options{Now: clock.Now, OrderedWrites: ad.OrderedWrites, IndependentCalls: independent})
 	adm := f.h.Admin()
 	box, err := adm.CreateBox(f.ctx, "main")
 	if err != nil {

@@ -45,12 +45,25 @@ import (
 type slot struct{ i int }
 
 // batch collects the keys of a call's first read.
-type batch struct{ keys []store.Key }
+type batch struct {
+	keys []store.Key
+	// hot are the counters among keys that the call will move by
+	// compare-and-set (serial.go).
+	hot []store.Key
+}
 
 // add appends k to the read and returns its slot.
 func (b *batch) add(k store.Key) slot {
 	b.keys = append(b.keys, k)
 	return slot{len(b.keys)}
+}
+
+// addHot is add for a counter the mutation will move with plan.next: the
+// call holds this process's lock on it from its read to its commit
+// (serial.go), so that writers of one counter queue instead of colliding.
+func (b *batch) addHot(k store.Key) slot {
+	b.hot = append(b.hot, k)
+	return b.add(k)
 }
 
 // call is one authenticated call: the caller and what its batch read.
@@ -62,6 +75,18 @@ type call struct {
 	// rateOps count a write-limited call (limits.go); commit appends them
 	// last, so a tool's own failed condition answers first.
 	rateOps []guardedOp
+	// hot are the counters the call holds locks on, and release gives
+	// them up (serial.go); nil when the call holds none.
+	hot     []store.Key
+	release func()
+}
+
+// done releases what the call holds; the runners defer it.
+func (c *call) done() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
 }
 
 // item returns what the batch read at s (nil when absent).
@@ -79,20 +104,30 @@ type reads func(agent string, b *batch)
 func (h *Hub) start(ctx context.Context, cr Credentials, mode sessionMode, r reads) (*call, error) {
 	var extra func(agent string) []store.Key
 	var b batch
+	var release func()
 	if r != nil {
 		extra = func(agent string) []store.Key {
 			r(agent, &b)
+			if len(b.hot) > 0 {
+				// Taken just before the read, so the read sees what the
+				// previous holder committed.
+				release = h.hot.lock(b.hot)
+			}
 			return b.keys
 		}
 	}
 	c, items, err := h.begin(ctx, cr, mode, extra)
+	if err == nil {
+		err = h.callAllowed(c)
+	}
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		return nil, err
 	}
-	if err := h.callAllowed(c); err != nil {
-		return nil, err
-	}
-	return &call{Caller: c, h: h, keys: b.keys, items: items}, nil
+	h.hot.latest(b.keys, b.hot, items)
+	return &call{Caller: c, h: h, keys: b.keys, items: items, hot: b.hot, release: release}, nil
 }
 
 // read runs a read tool: authenticate with a primed session, read the
@@ -102,6 +137,7 @@ func read[Out any](ctx context.Context, h *Hub, cr Credentials, r reads, fn func
 	if err != nil {
 		return nil, err
 	}
+	defer c.done()
 	out, err := fn(c)
 	if err != nil {
 		return nil, err
@@ -208,6 +244,7 @@ func mutate[Out any, P interface {
 		if err != nil {
 			return nil, err
 		}
+		defer c.done()
 		if c.ReadOnly {
 			return nil, insufficientScope()
 		}
@@ -310,6 +347,12 @@ func commit[Out any, P interface {
 	all = append(all, authChecks(c.Caller)...)
 	all = append(all, c.rateOps...)
 
+	if c.release != nil && h.hot.pipeline {
+		// Hand the counters on before the commit (serial.go).
+		withdraw := h.hot.publish(c.hot, all)
+		defer withdraw()
+		c.done()
+	}
 	if err := h.write(ctx, all, idemAt); err != nil {
 		if errors.Is(err, errDuplicate) {
 			return rereadReceipt[Out, P](ctx, h, c, m)

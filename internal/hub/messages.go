@@ -433,7 +433,7 @@ type slots struct {
 
 func declareSend(b *batch, in *MessageSendInput, agent string) slots {
 	s := slots{st: in.Destination.stream(agent)}
-	s.head = b.add(s.st.head())
+	s.head = b.addHot(s.st.head())
 	if in.ReplyTo != "" {
 		s.parent = b.add(messagePointerKey(in.ReplyTo))
 	}
@@ -441,7 +441,7 @@ func declareSend(b *batch, in *MessageSendInput, agent string) slots {
 		s.room, s.member = b.add(roomKey(in.Destination.RoomID)), b.add(roomMemberKey(in.Destination.RoomID, agent))
 	} else if in.Destination.RecipientAgentID != agent {
 		s.peerAg = b.add(agentKey(in.Destination.RecipientAgentID))
-		s.peerInbox = b.add(inboxHeadKey(in.Destination.RecipientAgentID))
+		s.peerInbox = b.addHot(inboxHeadKey(in.Destination.RecipientAgentID))
 	}
 	return s
 }

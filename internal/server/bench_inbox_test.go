@@ -52,7 +52,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	}
 	b.Cleanup(func() { _ = st.Close() })
 	counter := teststores.NewCounting(st)
-	h := hub.New(counter, hub.Options{})
+	h := hub.New(counter, hub.Options{OrderedWrites: true})
 	srv := httptest.NewServer(server.Handler(h, registry.New(), slog.New(slog.DiscardHandler)))
 	b.Cleanup(srv.Close)
 	box, err := h.Admin().CreateBox(context.Background(), "bench")

@@ -197,7 +197,8 @@ func Start(cfg Config) (_ *Server, err error) {
 		d := limits.Default()
 		lim = &d
 	}
-	h := hub.New(s.store, hub.Options{Logger: s.log, Limits: lim})
+	// bbolt's group commit answers concurrent Writes in call order.
+	h := hub.New(s.store, hub.Options{Logger: s.log, Limits: lim, OrderedWrites: embedded != nil})
 	reg := registry.New()
 
 	s.apiLn, err = net.Listen("tcp", cfg.Addr)

@@ -25,6 +25,9 @@ type Adapter struct {
 	// Open returns a new empty store whose expiry clock is now (time.Now
 	// when nil), closed when t ends.
 	Open func(t testing.TB, now func() time.Time) store.Store
+	// OrderedWrites: the engine commits concurrent Writes in call order
+	// (hub.Options.OrderedWrites), as bbolt's group commit does.
+	OrderedWrites bool
 }
 
 // AdaptersEnv, when set, names the only adapter All returns ("bolt" or
@@ -47,7 +50,7 @@ func All() []Adapter {
 
 func all() []Adapter {
 	return []Adapter{
-		{Name: "bolt", Open: func(t testing.TB, now func() time.Time) store.Store {
+		{Name: "bolt", OrderedWrites: true, Open: func(t testing.TB, now func() time.Time) store.Store {
 			t.Helper()
 			s, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now})
 			if err != nil {
