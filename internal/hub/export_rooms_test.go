@@ -23,11 +23,11 @@ func (a *Admin) SeedListedAgents(ctx context.Context, box string, cards []SeedCa
 	for _, c := range cards {
 		rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
 			DirectoryListed: true, CreatedAt: now}
-		ops = append(ops,
-			store.Put(a.agentItem(rec, 1), store.Absent),
-			store.Put(cardItem(rec, &cardRecord{Role: c.Role}, 0), store.Absent))
+		full, listing := cardItems(rec, &cardRecord{Role: c.Role}, 0)
+		ops = append(ops, store.Put(a.agentItem(rec, 1), store.Absent),
+			store.Put(full, store.Absent), store.Put(listing, store.Absent))
 		ids = append(ids, rec.ID)
-		if len(ops)+2 > store.MaxWriteItems {
+		if len(ops)+3 > store.MaxWriteItems {
 			if err := a.h.st.Write(ctx, ops); err != nil {
 				return nil, err
 			}
