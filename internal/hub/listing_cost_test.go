@@ -3,6 +3,7 @@ package hub_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,41 +135,7 @@ func TestListingsFindItemsOfTheOldShape(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
-		now := f.clock.Now().UTC()
-		created := now.Format("2006-01-02T15:04:05.000000000Z")
-		pub, priv := "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
-		space := func(id, vis string) []byte {
-			b, _ := json.Marshal(map[string]any{"id": id, "box_id": f.box, "creator_id": f.a.AgentID, "request_id": "req-1",
-				"title": "Old " + vis, "goal": "An old goal.", "status": "active", "visibility": vis,
-				"created_at": now, "updated_at": now, "updated_by": f.a.AgentID})
-			return b
-		}
-		member, _ := json.Marshal(map[string]any{"space_id": priv, "agent_id": f.a.AgentID, "added_by": f.a.AgentID, "added_at": now})
-		card, _ := json.Marshal(map[string]any{"agent_id": f.b.AgentID, "box_id": f.box, "name": "bob", "listed": true,
-			"role": "old role", "description_md": "An old card."})
-		old := []store.Op{
-			store.Put(&store.Item{PK: "space#" + pub, SK: "space", Version: 1, Data: space(pub, "public"),
-				GSI1PK: "box#" + f.box + "#spaces", GSI1SK: created + "#" + pub}, store.Absent),
-			store.Put(&store.Item{PK: "space#" + priv, SK: "space", Version: 1, Data: space(priv, "private")}, store.Absent),
-			store.Put(&store.Item{PK: "space#" + priv, SK: "member#" + f.a.AgentID, Version: 1, Data: member}, store.Absent),
-			store.Put(&store.Item{PK: "space#" + priv, SK: "members", Version: 1, Count: 1}, store.Absent),
-			store.Put(&store.Item{PK: "agent#" + f.a.AgentID, SK: "space#" + created + "#" + priv, Version: 1, Data: member}, store.Absent),
-		}
-		if err := f.raw.Write(f.ctx, old); err != nil {
-			t.Fatalf("writing old spaces: %v", err)
-		}
-		// bob listed the new way, then his card rewritten the old way.
-		if _, err := f.h.Admin().SetDirectoryListed(f.ctx, f.b.AgentID, true); err != nil {
-			t.Fatalf("SetDirectoryListed(bob): %v", err)
-		}
-		if err := f.raw.Write(f.ctx, []store.Op{
-			store.Put(&store.Item{PK: "agent#" + f.b.AgentID, SK: "card", Version: 1, Data: card,
-				GSI2PK: "box#" + f.box + "#directory", GSI2SK: "bob\x01" + f.b.AgentID}, store.Unconditional),
-			store.Delete(store.Key{PK: "agent#" + f.b.AgentID, SK: "card#listing"}, store.Unconditional),
-		}); err != nil {
-			t.Fatalf("writing bob's old card: %v", err)
-		}
-
+		pub := writeOldShape(t, f)
 		page, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
 		if err != nil || len(page.Items) != 2 || page.Items[0].Title != "Old public" && page.Items[1].Title != "Old public" {
 			t.Fatalf("ListSpaces(old spaces) = %+v, %v; want both old spaces", page, err)
@@ -247,4 +214,106 @@ func TestDirectorySearchByteBudget(t *testing.T) {
 	if found != 1 || calls < 3 {
 		t.Fatalf("DirectorySearch(needle) found %d cards in %d calls, want 1, past at least two short pages", found, calls)
 	}
+}
+
+// writeOldShape writes what a box held before listing items existed: a
+// public space (in the index itself), a private space of alice's (both
+// with 20 KiB goals), and
+// bob's listed card (in the index itself, no listing item). It returns the
+// public space's id.
+func writeOldShape(t *testing.T, f *fixture) string {
+	t.Helper()
+	now := f.clock.Now().UTC()
+	created := now.Format("2006-01-02T15:04:05.000000000Z")
+	pub, priv := "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+	space := func(id, vis string) []byte {
+		b, _ := json.Marshal(map[string]any{"id": id, "box_id": f.box, "creator_id": f.a.AgentID, "request_id": "req-1",
+			"title": "Old " + vis, "goal": strings.Repeat("g", hub.MaxGoalBytes), "status": "active", "visibility": vis,
+			"created_at": now, "updated_at": now, "updated_by": f.a.AgentID})
+		return b
+	}
+	member, _ := json.Marshal(map[string]any{"space_id": priv, "agent_id": f.a.AgentID, "added_by": f.a.AgentID, "added_at": now})
+	card, _ := json.Marshal(map[string]any{"agent_id": f.b.AgentID, "box_id": f.box, "name": "bob", "listed": true,
+		"role": "old role", "description_md": "An old card."})
+	old := []store.Op{
+		store.Put(&store.Item{PK: "space#" + pub, SK: "space", Version: 1, Data: space(pub, "public"),
+			GSI1PK: "box#" + f.box + "#spaces", GSI1SK: created + "#" + pub}, store.Absent),
+		store.Put(&store.Item{PK: "space#" + priv, SK: "space", Version: 1, Data: space(priv, "private")}, store.Absent),
+		store.Put(&store.Item{PK: "space#" + priv, SK: "member#" + f.a.AgentID, Version: 1, Data: member}, store.Absent),
+		store.Put(&store.Item{PK: "space#" + priv, SK: "members", Version: 1, Count: 1}, store.Absent),
+		store.Put(&store.Item{PK: "agent#" + f.a.AgentID, SK: "space#" + created + "#" + priv, Version: 1, Data: member}, store.Absent),
+	}
+	if err := f.raw.Write(f.ctx, old); err != nil {
+		t.Fatalf("writing old spaces: %v", err)
+	}
+	// bob listed the new way, then his card rewritten the old way.
+	if _, err := f.h.Admin().SetDirectoryListed(f.ctx, f.b.AgentID, true); err != nil {
+		t.Fatalf("SetDirectoryListed(bob): %v", err)
+	}
+	if err := f.raw.Write(f.ctx, []store.Op{
+		store.Put(&store.Item{PK: "agent#" + f.b.AgentID, SK: "card", Version: 1, Data: card,
+			GSI2PK: "box#" + f.box + "#directory", GSI2SK: "bob\x01" + f.b.AgentID}, store.Unconditional),
+		store.Delete(store.Key{PK: "agent#" + f.b.AgentID, SK: "card#listing"}, store.Unconditional),
+	}); err != nil {
+		t.Fatalf("writing bob's old card: %v", err)
+	}
+	return pub
+}
+
+// TestMigrateListings: the owner's migration moves every space and card of
+// the old shape at once (the index then holds listing items only, and
+// list_spaces reads no whole space), a second run finds nothing to move,
+// and the listings show the same as before.
+func TestMigrateListings(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var m *teststores.Metered
+		f := newFixture(t, ad, func(s store.Store) store.Store { m = teststores.NewMetered(s); return m })
+		writeOldShape(t, f)
+		mustCreateSpace(f, f.prime(f.b), "public", "New shape")
+		cr := f.prime(f.a)
+		before, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
+		if err != nil || len(before.Items) != 3 {
+			t.Fatalf("ListSpaces(before) = %+v, %v; want 3 spaces", before, err)
+		}
+
+		adm := f.h.Admin()
+		for run, want := range []hub.ListingsMigration{{BoxID: f.box, Spaces: 2, Cards: 1}, {BoxID: f.box}} {
+			got, err := adm.MigrateListings(f.ctx, f.box)
+			if err != nil || *got != want {
+				t.Fatalf("MigrateListings(run %d) = %+v, %v; want %+v", run+1, got, err, want)
+			}
+		}
+		for _, ix := range []struct {
+			index  store.Index
+			pk, sk string
+			n      int
+		}{{store.GSI1, "box#" + f.box + "#spaces", "listing", 2}, {store.GSI2, "box#" + f.box + "#directory", "card#listing", 1}} {
+			entries, err := f.raw.Query(f.ctx, store.Query{Index: ix.index, PK: ix.pk})
+			if err != nil || len(entries) != ix.n {
+				t.Fatalf("%s %s after the migration = %d entries, %v; want %d", ix.index, ix.pk, len(entries), err, ix.n)
+			}
+			for _, e := range entries {
+				if e.SK != ix.sk {
+					t.Errorf("%s %s holds %s, want only %s items", ix.index, ix.pk, e.Key(), ix.sk)
+				}
+			}
+		}
+
+		m.Reset()
+		after, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
+		tb, _ := m.Reset()
+		if err != nil || !reflect.DeepEqual(after, before) {
+			t.Fatalf("ListSpaces(after) = %+v, %v; want %+v as before", after, err, before)
+		}
+		t.Logf("list_spaces after the migration: %g table units", tb.Read)
+		// Auth (about 7 units), the member rows and one listing item: the
+		// private space read whole would add 5.
+		if tb.Read > 11 {
+			t.Errorf("ListSpaces(after) read %g table units, want at most 11", tb.Read)
+		}
+		found, err := search(f, cr, "old role", "", 0)
+		if err != nil || len(found.Cards) != 1 || found.Cards[0].DescriptionMD != "An old card." || found.Cards[0].Revision != 1 {
+			t.Fatalf("DirectorySearch(after) = %+v, %v; want bob's card at revision 1", found, err)
+		}
+	})
 }
