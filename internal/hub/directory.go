@@ -81,24 +81,20 @@ const (
 	MaxCardContactBytes = 1 << 10
 )
 
-// cardRecord is the stored card. AgentID, BoxID, Name and Listed are copied
-// from the agent record at each write (see cardItems); the rest is the
-// agent's own.
+// cardRecord is the stored card: its listing (what a search filters on)
+// and the rest. AgentID, BoxID, Name and Listed are copied from the agent
+// record at each write (see cardItems); the rest is the agent's own. The
+// embedded listing's fields are cardRecord's own in JSON, so a card item
+// decodes as its listing too (see the note at the top).
 type cardRecord struct {
-	AgentID       string    `json:"agent_id"`
-	BoxID         string    `json:"box_id"`
-	Name          string    `json:"name"`
-	Listed        bool      `json:"listed"`
-	Role          string    `json:"role,omitempty"`
+	cardListing
 	DescriptionMD string    `json:"description_md,omitempty"`
 	Skills        []string  `json:"skills,omitempty"`
 	ContactNotes  string    `json:"contact_notes,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at,omitzero"`
 }
 
-// cardListing is a card's listing item: what a search filters on. Its
-// JSON names are cardRecord's, so a card item decodes as its listing too
-// (see the note at the top).
+// cardListing is a card's listing item: what a search filters on.
 type cardListing struct {
 	AgentID string `json:"agent_id"`
 	BoxID   string `json:"box_id"`
@@ -119,8 +115,7 @@ func cardItems(a *agentRecord, card *cardRecord, version uint64) (full, listing 
 	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
 	k, lk := cardKey(a.ID), cardListingKey(a.ID)
 	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(cardListing{
-		AgentID: card.AgentID, BoxID: card.BoxID, Name: card.Name, Listed: card.Listed, Role: card.Role})}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(card.cardListing)}
 	if card.Listed {
 		listing.GSI2PK, listing.GSI2SK = directoryIndex(a.BoxID), orderKey(a.Name, a.ID)
 	}
@@ -210,10 +205,6 @@ func searchQuery(q string) (string, error) {
 		return "", apperr.Limit("query", "100 characters")
 	}
 	return fold(strings.TrimSpace(q)), nil
-}
-
-func (card *cardRecord) matches(q string) bool {
-	return cardListing{Name: card.Name, Role: card.Role}.matches(q)
 }
 
 func (l cardListing) matches(q string) bool {

@@ -24,7 +24,8 @@ func (a *Admin) SeedListedAgents(ctx context.Context, box string, cards []SeedCa
 	for _, c := range cards {
 		rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
 			DirectoryListed: true, CreatedAt: now}
-		full, listing := cardItems(rec, &cardRecord{Role: c.Role, DescriptionMD: c.DescriptionMD, ContactNotes: c.ContactNotes}, 0)
+		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: c.Role},
+			DescriptionMD: c.DescriptionMD, ContactNotes: c.ContactNotes}, 0)
 		ops = append(ops, store.Put(a.agentItem(rec, 1), store.Absent),
 			store.Put(full, store.Absent), store.Put(listing, store.Absent))
 		ids = append(ids, rec.ID)

@@ -75,19 +75,15 @@ const (
 	visibilityPriv = "private"
 )
 
-// spaceRecord is the stored space.
+// spaceRecord is the stored space: its listing (what list_spaces shows)
+// and the rest. The embedded listing's fields are spaceRecord's own in
+// JSON, so a space item decodes as its listing too (see the note at the
+// top).
 type spaceRecord struct {
-	ID         string    `json:"id"`
-	BoxID      string    `json:"box_id"`
-	CreatorID  string    `json:"creator_id"`
-	RequestID  string    `json:"request_id"`
-	Title      string    `json:"title"`
-	Goal       string    `json:"goal"`
-	Status     string    `json:"status"`
-	Visibility string    `json:"visibility"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	UpdatedBy  string    `json:"updated_by"`
+	spaceListing
+	RequestID string `json:"request_id"`
+	Goal      string `json:"goal"`
+	UpdatedBy string `json:"updated_by"`
 }
 
 // spaceMemberRecord is a private space's member, on both sides.
@@ -107,8 +103,7 @@ func spaceSortKey(created time.Time, id string) string {
 func (r *spaceRecord) sortKey() string { return spaceSortKey(r.CreatedAt, r.ID) }
 
 // spaceListing is a space's listing item: what list_spaces (and the
-// operator view) show of it. Its JSON names are spaceRecord's, so a space
-// item decodes as its listing too (see the note at the top).
+// operator view) show of it.
 type spaceListing struct {
 	ID         string    `json:"id"`
 	BoxID      string    `json:"box_id"`
@@ -125,9 +120,7 @@ type spaceListing struct {
 func (r *spaceRecord) items(version uint64) (space, listing *store.Item) {
 	k, lk := spaceKey(r.ID), spaceListingKey(r.ID)
 	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(spaceListing{
-		ID: r.ID, BoxID: r.BoxID, CreatorID: r.CreatorID, Title: r.Title, Status: r.Status,
-		Visibility: r.Visibility, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt})}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(r.spaceListing)}
 	if r.Visibility == visibilityPub {
 		listing.GSI1PK, listing.GSI1SK = boxSpacesIndex(r.BoxID), r.sortKey()
 	}
@@ -275,9 +268,9 @@ func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInp
 
 // createSpace builds create_space's plan.
 func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, *plan) {
-	rec := &spaceRecord{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID, RequestID: d.RequestID,
-		Title: d.Title, Goal: d.Goal, Status: d.Status, Visibility: d.Visibility,
-		CreatedAt: c.Now, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
+	rec := &spaceRecord{spaceListing: spaceListing{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID,
+		Title: d.Title, Status: d.Status, Visibility: d.Visibility, CreatedAt: c.Now, UpdatedAt: c.Now},
+		RequestID: d.RequestID, Goal: d.Goal, UpdatedBy: c.AgentID}
 	p := &plan{}
 	space, listing := rec.items(1)
 	p.put(space, store.Absent, nil)
