@@ -176,7 +176,7 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 		}
 		space, listing := rec.items(it.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
-		if _, ok := store.ConditionFailed(err); ok {
+		if moveAgain(err) {
 			continue // updated meanwhile: read it again
 		}
 		if err != nil {
@@ -210,7 +210,7 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		full, listing := cardItems(rec, card, cardIt.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
 			store.Put(listing, store.Unconditional), store.Check(agentKey(agent), store.AtVersion(agentIt.Version))})
-		if _, ok := store.ConditionFailed(err); ok {
+		if moveAgain(err) {
 			continue // the card or the agent changed meanwhile: read again
 		}
 		if err != nil {
@@ -219,4 +219,11 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		return true, nil
 	}
 	return false, apperr.Unavailable(errors.New("card changed concurrently"))
+}
+
+// moveAgain reports whether a move's write lost to a concurrent write (its
+// condition, or a conflicting transaction) and should read again.
+func moveAgain(err error) bool {
+	_, failed := store.ConditionFailed(err)
+	return failed || errors.Is(err, store.ErrUnavailable)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -314,6 +315,65 @@ func TestMigrateListings(t *testing.T) {
 		found, err := search(f, cr, "old role", "", 0)
 		if err != nil || len(found.Cards) != 1 || found.Cards[0].DescriptionMD != "An old card." || found.Cards[0].Revision != 1 {
 			t.Fatalf("DirectorySearch(after) = %+v, %v; want bob's card at revision 1", found, err)
+		}
+	})
+}
+
+// TestMigrateListingsRacingUpdates: the owner migrates while alice updates
+// the old public space and bob his old card. Every update lands, and each
+// index holds one entry afterwards, the listing item at the last version.
+func TestMigrateListingsRacingUpdates(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		pub := writeOldShape(t, f)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		const updates = 5
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := range updates {
+				_, err := f.h.UpdateSpace(f.ctx, crA, hub.UpdateSpaceInput{SpaceRef: hub.SpaceRef{ID: pub},
+					Data: hub.UpdateSpaceData{ExpectedVersion: int64(i + 1), Title: fmt.Sprintf("Title %d", i+1), Goal: "g", Status: "active"}})
+				if err != nil {
+					t.Errorf("UpdateSpace(%d): %v", i+1, err)
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := range updates {
+				role := fmt.Sprintf("role %d", i+1)
+				_, err := f.h.DirectoryUpdateSelf(f.ctx, crB, hub.DirectoryUpdateSelfInput{
+					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("k%d", i)}, ExpectedRevision: hub.Revision(i + 1), Role: &role})
+				if err != nil {
+					t.Errorf("DirectoryUpdateSelf(%d): %v", i+1, err)
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 3 {
+				if _, err := f.h.Admin().MigrateListings(f.ctx, f.box); err != nil {
+					t.Errorf("MigrateListings: %v", err)
+					return
+				}
+			}
+		})
+		wg.Wait()
+		if _, err := f.h.Admin().MigrateListings(f.ctx, f.box); err != nil {
+			t.Fatalf("MigrateListings(after): %v", err)
+		}
+		for _, ix := range []struct {
+			index  store.Index
+			pk, sk string
+		}{{store.GSI1, "box#" + f.box + "#spaces", "listing"}, {store.GSI2, "box#" + f.box + "#directory", "card#listing"}} {
+			entries, err := f.raw.Query(f.ctx, store.Query{Index: ix.index, PK: ix.pk})
+			if err != nil || len(entries) != 1 || entries[0].SK != ix.sk || entries[0].Version != updates+1 {
+				t.Fatalf("%s %s = %d entries, %v; want one %s item at version %d", ix.index, ix.pk, len(entries), err, ix.sk, updates+1)
+			}
+		}
+		page, err := f.h.ListSpaces(f.ctx, crA, hub.ListSpacesInput{})
+		if err != nil || len(page.Items) != 2 || page.Items[0].Title != fmt.Sprintf("Title %d", updates) {
+			t.Fatalf("ListSpaces = %+v, %v; want the last title first", page, err)
 		}
 	})
 }
