@@ -81,6 +81,11 @@ func TestRoomCommands(t *testing.T) {
 			if listed.DirectoryListed {
 				t.Errorf("directory-listing --off = %+v, want not listed", listed)
 			}
+			var moved hub.ListingsMigration
+			ok(t, &moved, with("migrate-listings", "--box", box.BoxID)...)
+			if moved != (hub.ListingsMigration{BoxID: box.BoxID}) {
+				t.Errorf("migrate-listings on a box of this version = %+v, want nothing moved", moved)
+			}
 
 			fails(t, admincli.ExitError, apperr.NotFoundOrForbidden,
 				with("create-room", "--box", "00000000-0000-4000-8000-000000000000", "--name", "x")...)

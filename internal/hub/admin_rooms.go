@@ -370,7 +370,8 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		if cardIt != nil || visible(rec) {
 			// The card keeps its revision: opt-in is not a card change the
 			// agent has to merge.
-			ops = append(ops, store.Put(cardItem(rec, card, cardVer), cardCond))
+			full, listing := cardItems(rec, card, cardVer)
+			ops = append(ops, store.Put(full, cardCond), store.Put(listing, store.Unconditional))
 		}
 		err = a.h.st.Write(ctx, ops)
 		if _, ok := store.ConditionFailed(err); ok {

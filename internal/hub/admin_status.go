@@ -7,7 +7,7 @@ package hub
 //   - cannot authenticate: begin refuses an agent whose status is not
 //     active, with every key it holds;
 //   - is absent from the directory: its card leaves the box's directory
-//     index (cardItem lists only visible agents) and directory_get answers
+//     index (cardItems lists only visible agents) and directory_get answers
 //     as for an unknown id;
 //   - is absent from rosters and targets: its room-side member items carry
 //     Inactive, and room_get's roster, message_send's target check and its

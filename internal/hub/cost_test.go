@@ -59,7 +59,7 @@ func TestCostPerTool(t *testing.T) {
 				Conversation: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.a.AgentID}})
 			return err
 		}},
-		{"create_space", 10, 11, func() error { _, err := createSpace(f, crA, "public", "Cost", "cost-space"); return err }},
+		{"create_space", 10, 13, func() error { _, err := createSpace(f, crA, "public", "Cost", "cost-space"); return err }},
 	}
 	var table strings.Builder
 	table.WriteString("| call | read units | write units |\n|---|---|---|\n")

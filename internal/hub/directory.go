@@ -3,15 +3,19 @@ package hub
 // The directory: each agent's public card, seen by the agents of its box.
 //
 // A card is a projection of two owners' data, kept in one item
-// (agent#<agent>/card, see keys.go) so that a search reads only an index:
+// (agent#<agent>/card, see keys.go):
 //
 //   - the owner's part: the agent's name and its directory opt-in
 //     (agentRecord.DirectoryListed), changed only by the admin plane;
 //   - the agent's part: role, description, skills and contact notes,
 //     changed only by directory_update_self under CAS on the card revision.
 //
-// The item is in the box's directory index (GSI2) exactly while the agent
-// is listed and active. Both writers recompute that from the agent record
+// Beside it, written with it in every write, is the card's listing item
+// (agent#<agent>/card#listing: cardListing, what a search filters on: box,
+// name, role, listed). The listing item, not the card, is in the box's
+// directory index (GSI2), exactly while the agent is listed and active,
+// so a search scans entries of a few hundred bytes, not cards of up to
+// 6 KiB, and reads whole cards only for the page it returns. Both writers recompute that from the agent record
 // they read, and each write is conditional on what the other writer
 // changes (the owner's on the card's version, the agent's on the agent
 // record's version), so a listing change and a card update never
@@ -20,7 +24,16 @@ package hub
 // Search reads the index (on DynamoDB an index may lag the table by a
 // moment) and then re-reads the page's cards from the table, dropping any
 // that are no longer listed or no longer match: an agent that opted out is
-// never shown, even while the index catches up. A card listed a moment ago
+// never shown, even while the index catches up. One call reads at most
+// directoryScanBudget entries and directoryScanBytes of them (checked
+// after each chunk), then answers a short page with a cursor: a selective
+// query over a large box costs a bounded number of read units per call.
+//
+// Cards written before listing items existed carry the GSI2 keys on the
+// card item itself. cardListing's JSON is a subset of cardRecord's with the
+// same names, so such an entry decodes as a listing and is found as
+// before, at the old cost, counted against the byte budget; the card's
+// next write (the agent's or the owner's) moves it to the new shape. A card listed a moment ago
 // may appear a moment later; the directory is a browser, not an event
 // stream (seed 000: "start fresh after directory changes").
 
@@ -49,10 +62,15 @@ const (
 	// page size.
 	DefaultDirectoryPage = 20
 	MaxDirectoryPage     = 100
-	// directoryScanBudget bounds the index entries one search call reads:
-	// a selective query over a large box returns a short (even empty) page
-	// with a cursor instead of reading the whole directory in one call.
+	// directoryScanBudget and directoryScanBytes bound the index entries
+	// one search call reads: a selective query over a large box returns a
+	// short (even empty) page with a cursor instead of reading the whole
+	// directory in one call. The byte budget is checked after each chunk,
+	// so a call reads at most directoryScanBytes plus one chunk of entries
+	// (a listing entry is at most about 2 KiB: an 80-character name, its
+	// fold and an 80-character role).
 	directoryScanBudget = 1000
+	directoryScanBytes  = 256 << 10
 	directoryScanChunk  = 250
 
 	// Card field bounds.
@@ -63,36 +81,45 @@ const (
 	MaxCardContactBytes = 1 << 10
 )
 
-// cardRecord is the stored card. AgentID, BoxID, Name and Listed are copied
-// from the agent record at each write (see cardItem); the rest is the
-// agent's own.
+// cardRecord is the stored card: its listing (what a search filters on)
+// and the rest. AgentID, BoxID, Name and Listed are copied from the agent
+// record at each write (see cardItems); the rest is the agent's own. The
+// embedded listing's fields are cardRecord's own in JSON, so a card item
+// decodes as its listing too (see the note at the top).
 type cardRecord struct {
-	AgentID       string    `json:"agent_id"`
-	BoxID         string    `json:"box_id"`
-	Name          string    `json:"name"`
-	Listed        bool      `json:"listed"`
-	Role          string    `json:"role,omitempty"`
+	cardListing
 	DescriptionMD string    `json:"description_md,omitempty"`
 	Skills        []string  `json:"skills,omitempty"`
 	ContactNotes  string    `json:"contact_notes,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at,omitzero"`
 }
 
+// cardListing is a card's listing item: what a search filters on.
+type cardListing struct {
+	AgentID string `json:"agent_id"`
+	BoxID   string `json:"box_id"`
+	Name    string `json:"name"`
+	Listed  bool   `json:"listed"`
+	Role    string `json:"role,omitempty"`
+}
+
 // visible reports whether an agent's card may be shown to the other agents
 // of its box: the owner listed it and the agent is active.
 func visible(a *agentRecord) bool { return a.DirectoryListed && a.Status == statusActive }
 
-// cardItem builds the card item at version, taking the owner's part from a.
-// Every writer of a card goes through it, so the index membership always
-// follows the agent record the write was conditioned on.
-func cardItem(a *agentRecord, card *cardRecord, version uint64) *store.Item {
+// cardItems builds the card item and its listing item at version, taking
+// the owner's part from a. Every writer of a card goes through it and puts
+// both, so the index membership always follows the agent record the write
+// was conditioned on.
+func cardItems(a *agentRecord, card *cardRecord, version uint64) (full, listing *store.Item) {
 	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
-	k := cardKey(a.ID)
-	it := &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
+	k, lk := cardKey(a.ID), cardListingKey(a.ID)
+	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(card.cardListing)}
 	if card.Listed {
-		it.GSI2PK, it.GSI2SK = directoryIndex(a.BoxID), orderKey(a.Name, a.ID)
+		listing.GSI2PK, listing.GSI2SK = directoryIndex(a.BoxID), orderKey(a.Name, a.ID)
 	}
-	return it
+	return full, listing
 }
 
 // DirectoryCard is an agent's public card: the owner-given name and the
@@ -180,8 +207,8 @@ func searchQuery(q string) (string, error) {
 	return fold(strings.TrimSpace(q)), nil
 }
 
-func (card *cardRecord) matches(q string) bool {
-	return containsFolded(fold(card.Name), q) || (card.Role != "" && containsFolded(fold(card.Role), q))
+func (l cardListing) matches(q string) bool {
+	return containsFolded(fold(l.Name), q) || (l.Role != "" && containsFolded(fold(l.Role), q))
 }
 
 // DirectorySearch returns the listed, active cards of the caller's box
@@ -226,9 +253,9 @@ func (h *Hub) directoryPage(ctx context.Context, c *call, q, cur string, limit i
 		agent string
 	}
 	var hits []hit
-	last, scanned, more := "", 0, true
+	last, scanned, bytes, more := "", 0, 0, true
 scan:
-	for scanned < directoryScanBudget {
+	for scanned < directoryScanBudget && bytes < directoryScanBytes {
 		n := min(directoryScanChunk, directoryScanBudget-scanned)
 		if q == "" {
 			n = min(n, limit+1-len(hits)) // every entry matches: read no more than needed
@@ -239,13 +266,14 @@ scan:
 		}
 		for _, it := range items {
 			scanned++
+			bytes += store.ItemSize(it)
 			last = it.GSI2SK
-			card, err := decode[cardRecord](it)
+			l, err := decode[cardListing](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
-			if card.matches(q) {
-				hits = append(hits, hit{key: it.GSI2SK, agent: card.AgentID})
+			if l.matches(q) {
+				hits = append(hits, hit{key: it.GSI2SK, agent: l.AgentID})
 				if len(hits) > limit {
 					break scan
 				}
@@ -459,7 +487,11 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		card.UpdatedAt = c.Now
 		k := cardKey(c.AgentID)
 		p := &plan{}
-		p.put(cardItem(a, card, current+1), casCond(cardIt), h.conflictAt(k))
+		full, listing := cardItems(a, card, current+1)
+		p.put(full, casCond(cardIt), h.conflictAt(k))
+		// The card's CAS guards its listing; a card written before listing
+		// items existed has none yet.
+		p.put(listing, store.Unconditional, nil)
 		// The owner changed the agent meanwhile: run again on the new record.
 		p.check(agentKey(c.AgentID), store.AtVersion(agentIt.Version), contended)
 		out := &DirectoryUpdateSelfOutput{Card: cardRecordDTO(card, current+1), DirectoryListed: card.Listed}

@@ -9,7 +9,8 @@ import (
 
 // SeedCard is one agent SeedListedAgents creates.
 type SeedCard struct {
-	Name, Role string
+	Name, Role                  string
+	DescriptionMD, ContactNotes string
 }
 
 // SeedListedAgents creates listed, active agents with cards in box, without
@@ -23,11 +24,12 @@ func (a *Admin) SeedListedAgents(ctx context.Context, box string, cards []SeedCa
 	for _, c := range cards {
 		rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
 			DirectoryListed: true, CreatedAt: now}
-		ops = append(ops,
-			store.Put(a.agentItem(rec, 1), store.Absent),
-			store.Put(cardItem(rec, &cardRecord{Role: c.Role}, 0), store.Absent))
+		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: c.Role},
+			DescriptionMD: c.DescriptionMD, ContactNotes: c.ContactNotes}, 0)
+		ops = append(ops, store.Put(a.agentItem(rec, 1), store.Absent),
+			store.Put(full, store.Absent), store.Put(listing, store.Absent))
 		ids = append(ids, rec.ID)
-		if len(ops)+2 > store.MaxWriteItems {
+		if len(ops)+3 > store.MaxWriteItems {
 			if err := a.h.st.Write(ctx, ops); err != nil {
 				return nil, err
 			}

@@ -49,7 +49,9 @@ func boxAgentsIndex(box string) string { return "box#" + box + "#agents" }
 // partition, so a room's roster is one Query and a tool's checks one batch.
 //
 //	agent#<agent>  card                 directory card: the owner's name plus the agent's own public
-//	                                    fields (Version = card revision); GSI2 box#<box>#directory /
+//	                                    fields (Version = card revision)
+//	agent#<agent>  card#listing         what a search filters on, written with the card (Version =
+//	                                    card revision); GSI2 box#<box>#directory /
 //	                                    <folded name>\x01<agent> while listed and active (sparse)
 //	agent#<agent>  count#memberships    membership generation (Count): +1 on every add and remove;
 //	                                    rooms_list cursors are bound to it
@@ -66,6 +68,9 @@ func boxAgentsIndex(box string) string { return "box#" + box + "#agents" }
 // have no control characters), so "ab" sorts before "ab c" and the id
 // breaks ties between equal names.
 func cardKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "card"} }
+func cardListingKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "card#listing"}
+}
 func membershipGenKey(agent string) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "count#memberships"}
 }
@@ -90,8 +95,10 @@ func orderKey(name, id string) string { return sortFold(name) + "\x01" + id }
 
 // Spaces and memory (seed 002; spaces.go, memory.go):
 //
-//	space#<space>    space                  the space (Version = space version); a public
-//	                                        one is also in GSI1 box#<box>#spaces / <created>#<space>
+//	space#<space>    space                  the space (Version = space version)
+//	space#<space>    listing                what list_spaces shows of it, written with it (Version =
+//	                                        space version); a public one's is in GSI1
+//	                                        box#<box>#spaces / <created>#<space>
 //	space#<space>    members                a private space's member counter (Version =
 //	                                        membership revision, Count = members)
 //	space#<space>    member#<agent>         a private space's member
@@ -103,6 +110,9 @@ func orderKey(name, id string) string { return sortFold(name) + "\x01" + id }
 // <created> is spaceSortKey's fixed-width creation time, so the public index
 // and every agent's private list share one order and one cursor.
 func spaceKey(space string) store.Key { return store.Key{PK: "space#" + space, SK: "space"} }
+func spaceListingKey(space string) store.Key {
+	return store.Key{PK: "space#" + space, SK: "listing"}
+}
 func spaceMembersKey(space string) store.Key {
 	return store.Key{PK: "space#" + space, SK: "members"}
 }

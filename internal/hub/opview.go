@@ -273,7 +273,7 @@ func (v *OwnerView) spaces(ctx context.Context, out *ViewBox) error {
 	}
 	out.MoreSpaces = more
 	for _, it := range items {
-		s, err := decode[spaceRecord](it)
+		s, err := decode[spaceListing](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}

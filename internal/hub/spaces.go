@@ -42,6 +42,21 @@ import (
 // from its own partition. On DynamoDB the index is eventually consistent,
 // so a public space created a moment ago may appear in a listing a moment
 // later; listings are browsers, and get_space reads the table.
+//
+// Listings read small items only. A space's goal may hold 20 KiB, and a
+// listing shows none of it, so every write of a space writes, in the same
+// atomic write, its listing item (space#<id> / listing: spaceListing, the
+// fields list_spaces returns, at the space's version). The listing item,
+// not the space, carries a public space's GSI1 keys; list_spaces reads the
+// listing items of the index and batch-reads those of its private spaces,
+// so a page of 100 spaces reads about 100 small items however long the
+// goals are. Only get_space and the mutations read the space itself.
+//
+// Spaces written before listing items existed carry the GSI1 keys on the
+// space item and have no listing item. spaceListing's JSON is a subset of
+// spaceRecord's with the same names, so such an index entry decodes as a
+// listing (at the old cost), and a private space without a listing item
+// is read whole; the space's next update writes both, in the new shape.
 
 // Space limits, enforced by the service.
 const (
@@ -60,19 +75,15 @@ const (
 	visibilityPriv = "private"
 )
 
-// spaceRecord is the stored space.
+// spaceRecord is the stored space: its listing (what list_spaces shows)
+// and the rest. The embedded listing's fields are spaceRecord's own in
+// JSON, so a space item decodes as its listing too (see the note at the
+// top).
 type spaceRecord struct {
-	ID         string    `json:"id"`
-	BoxID      string    `json:"box_id"`
-	CreatorID  string    `json:"creator_id"`
-	RequestID  string    `json:"request_id"`
-	Title      string    `json:"title"`
-	Goal       string    `json:"goal"`
-	Status     string    `json:"status"`
-	Visibility string    `json:"visibility"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	UpdatedBy  string    `json:"updated_by"`
+	spaceListing
+	RequestID string `json:"request_id"`
+	Goal      string `json:"goal"`
+	UpdatedBy string `json:"updated_by"`
 }
 
 // spaceMemberRecord is a private space's member, on both sides.
@@ -91,13 +102,29 @@ func spaceSortKey(created time.Time, id string) string {
 
 func (r *spaceRecord) sortKey() string { return spaceSortKey(r.CreatedAt, r.ID) }
 
-func (r *spaceRecord) item(version uint64) *store.Item {
-	k := spaceKey(r.ID)
-	it := &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
+// spaceListing is a space's listing item: what list_spaces (and the
+// operator view) show of it.
+type spaceListing struct {
+	ID         string    `json:"id"`
+	BoxID      string    `json:"box_id"`
+	CreatorID  string    `json:"creator_id"`
+	Title      string    `json:"title"`
+	Status     string    `json:"status"`
+	Visibility string    `json:"visibility"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// items returns the space item and its listing item at version; every
+// write of a space puts both.
+func (r *spaceRecord) items(version uint64) (space, listing *store.Item) {
+	k, lk := spaceKey(r.ID), spaceListingKey(r.ID)
+	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(r.spaceListing)}
 	if r.Visibility == visibilityPub {
-		it.GSI1PK, it.GSI1SK = boxSpacesIndex(r.BoxID), r.sortKey()
+		listing.GSI1PK, listing.GSI1SK = boxSpacesIndex(r.BoxID), r.sortKey()
 	}
-	return it
+	return space, listing
 }
 
 // SpaceRef is the id of a space: the REST path parameter and MCP's id.
@@ -141,7 +168,7 @@ func spaceDTO(r *spaceRecord, version uint64) *SpaceDTO {
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt), UpdatedBy: r.UpdatedBy}
 }
 
-func spaceSummary(r *spaceRecord, version uint64) SpaceSummary {
+func spaceSummary(r *spaceListing, version uint64) SpaceSummary {
 	return SpaceSummary{ID: r.ID, Version: version, Title: r.Title, Status: r.Status, Visibility: r.Visibility,
 		CreatorID: r.CreatorID, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
 }
@@ -241,11 +268,14 @@ func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInp
 
 // createSpace builds create_space's plan.
 func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, *plan) {
-	rec := &spaceRecord{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID, RequestID: d.RequestID,
-		Title: d.Title, Goal: d.Goal, Status: d.Status, Visibility: d.Visibility,
-		CreatedAt: c.Now, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
+	rec := &spaceRecord{spaceListing: spaceListing{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID,
+		Title: d.Title, Status: d.Status, Visibility: d.Visibility, CreatedAt: c.Now, UpdatedAt: c.Now},
+		RequestID: d.RequestID, Goal: d.Goal, UpdatedBy: c.AgentID}
 	p := &plan{}
-	p.put(rec.item(1), store.Absent, nil)
+	space, listing := rec.items(1)
+	p.put(space, store.Absent, nil)
+	// The space's condition guards both: the listing follows it.
+	p.put(listing, store.Unconditional, nil)
 	out := &SpaceMutationOutput{Space: spaceDTO(rec, 1)}
 	if rec.Visibility == visibilityPriv {
 		p.add(memberOps(rec, c.AgentID, c.AgentID, c.Now)...)
@@ -407,7 +437,11 @@ func updateSpace(c *call, m mutation, rec *spaceRecord, current uint64, d Update
 		// a member removed meanwhile must not learn the current version.
 		p.check(spaceMemberKey(rec.ID, c.AgentID), store.Present, answer(func() error { return apperr.Forbidden() }))
 	}
-	p.put(next.item(current+1), store.AtVersion(current), c.h.conflictAt(spaceKey(rec.ID)))
+	space, listing := next.items(current + 1)
+	p.put(space, store.AtVersion(current), c.h.conflictAt(spaceKey(rec.ID)))
+	// Unconditional: the space's CAS guards it, and a space written before
+	// listing items existed has none yet.
+	p.put(listing, store.Unconditional, nil)
 	out := &SpaceMutationOutput{Space: spaceDTO(&next, current+1)}
 	out.Operation = operation(c, m, rec.ID, current+1)
 	p.receipt = operationReceipt(out.Operation)
@@ -482,7 +516,7 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 	// Merge the two sorted keysets, keep the first limit+1.
 	type entry struct {
 		key     string
-		item    *store.Item // the space, for public entries
+		item    *store.Item // the listing item, for public entries
 		spaceID string      // private entries, read below
 	}
 	var merged []entry
@@ -510,17 +544,15 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 		out.NextCursor = cursor.Encode(scope, spacesPos{K: merged[limit-1].key})
 	}
 
-	var keys []store.Key
+	var ids []string
 	for _, e := range merged {
 		if e.item == nil {
-			keys = append(keys, spaceKey(e.spaceID))
+			ids = append(ids, e.spaceID)
 		}
 	}
-	var private []*store.Item
-	if len(keys) > 0 {
-		if private, err = h.st.BatchGet(ctx, keys); err != nil {
-			return nil, storageErr(err)
-		}
+	private, err := h.spaceListings(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range merged {
 		it := e.item
@@ -530,16 +562,50 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 				continue // a membership whose space is gone: nothing to show
 			}
 		}
-		rec, err := decode[spaceRecord](it)
+		l, err := decode[spaceListing](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		if rec.BoxID != c.BoxID {
+		if l.BoxID != c.BoxID {
 			continue
 		}
-		out.Items = append(out.Items, spaceSummary(rec, it.Version))
+		out.Items = append(out.Items, spaceSummary(l, it.Version))
 	}
 	return out, nil
+}
+
+// spaceListings reads the listing items of the spaces ids, in order, nil
+// where the space is gone. A space written before listing items existed
+// has none: its space item is read instead (see the note at the top).
+func (h *Hub) spaceListings(ctx context.Context, ids []string) ([]*store.Item, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]store.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = spaceListingKey(id)
+	}
+	got, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	var legacy []store.Key
+	var at []int
+	for i, it := range got {
+		if it == nil {
+			legacy, at = append(legacy, spaceKey(ids[i])), append(at, i)
+		}
+	}
+	if len(legacy) > 0 {
+		old, err := h.st.BatchGet(ctx, legacy)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for j, i := range at {
+			got[i] = old[j]
+		}
+	}
+	return got, nil
 }
 
 // seed002PageSize applies the list tools' page size rule.

@@ -1,0 +1,22 @@
+package admincli
+
+import (
+	"context"
+
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+// migrate-listings moves a box written before listing items existed to
+// them (hub/admin_listings.go). Its own file, like the owner commands, so
+// the change stays apart from the command table.
+func init() {
+	commands = append(commands, &Command{
+		Name: "migrate-listings",
+		Summary: "Give a box's spaces and directory cards written before this version their listing items, " +
+			"so list_spaces and directory_search read small items only. Safe to run again and while agents work.",
+		Flags: []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.MigrateListings(ctx, args["box"])
+		},
+	})
+}

@@ -1,0 +1,229 @@
+package hub
+
+// Moving a box's spaces and cards to listing items.
+//
+// Since listing items exist (spaces.go, directory.go), every write of a
+// space or a card puts the whole item without index keys and a small
+// listing item with them. Items written before keep their old shape until
+// their next write: a public space's or listed card's whole item stays in
+// its index (listings still find it, at the old cost), and a private space
+// has no listing item (list_spaces reads the space instead). The owner
+// moves a box at once with MigrateListings (`agentbox admin
+// migrate-listings --box B`): it finds the old items through the index
+// partitions and the members' space rows, and rewrites each at its own
+// version, conditioned on that version (a card also on its agent record's
+// admin revision, as every card write is), so a tool's write racing the
+// move either lands first, and the move then finds the new shape, or
+// follows it, at the same version and content. Running it again finds
+// nothing left to move.
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// ListingsMigration reports what MigrateListings moved.
+type ListingsMigration struct {
+	BoxID string `json:"box_id"`
+	// Spaces and Cards count the spaces and listed cards moved.
+	Spaces int `json:"spaces_moved"`
+	Cards  int `json:"cards_moved"`
+}
+
+// migratePage bounds each read of the migration.
+const migratePage = 200
+
+// MigrateListings moves the box's spaces and cards written before listing
+// items existed to the new shape (see the note at the top of this file).
+func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigration, error) {
+	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	out := &ListingsMigration{BoxID: box}
+	var spaces []string
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(box)}, func(it *store.Item) error {
+		if it.SK == spaceKey("").SK { // the space item itself: the old shape
+			spaces = append(spaces, strings.TrimPrefix(it.PK, spaceKey("").PK))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	private, err := a.privateSpaces(ctx, box)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range append(spaces, private...) {
+		moved, err := a.moveSpace(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			out.Spaces++
+		}
+	}
+	var cards []string
+	err = a.eachEntry(ctx, store.Query{Index: store.GSI2, PK: directoryIndex(box)}, func(it *store.Item) error {
+		if it.SK == cardKey("").SK {
+			cards = append(cards, strings.TrimPrefix(it.PK, cardKey("").PK))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, agent := range cards {
+		moved, err := a.moveCard(ctx, agent)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			out.Cards++
+		}
+	}
+	return out, nil
+}
+
+// eachEntry calls fn on every item of q's partition, migratePage at a time.
+// The sort keys the migration pages by (of the table and both indexes) are
+// unique within their partitions, so paging by them misses nothing.
+func (a *Admin) eachEntry(ctx context.Context, q store.Query, fn func(*store.Item) error) error {
+	q.Limit = migratePage
+	for {
+		items, err := a.h.st.Query(ctx, q)
+		if err != nil {
+			return storageErr(err)
+		}
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		if len(items) < migratePage {
+			return nil
+		}
+		last := items[len(items)-1]
+		switch q.Index {
+		case store.GSI1:
+			q.From = store.After(last.GSI1SK)
+		case store.GSI2:
+			q.From = store.After(last.GSI2SK)
+		default:
+			q.From = store.After(last.SK)
+		}
+	}
+}
+
+// privateSpaces returns the spaces the box's agents are members of that
+// have no listing item: only private spaces have members.
+func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)}, func(agentIt *store.Item) error {
+		pk, prefix := agentSpacePrefix(strings.TrimPrefix(agentIt.PK, agentKey("").PK))
+		return a.eachEntry(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, func(row *store.Item) error {
+			_, id, _ := strings.Cut(strings.TrimPrefix(row.SK, prefix), "#")
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for start := 0; start < len(ids); start += store.MaxBatchGetKeys {
+		chunk := ids[start:min(start+store.MaxBatchGetKeys, len(ids))]
+		keys := make([]store.Key, len(chunk))
+		for i, id := range chunk {
+			keys[i] = spaceListingKey(id)
+		}
+		got, err := a.h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for i, it := range got {
+			if it == nil {
+				missing = append(missing, chunk[i])
+			}
+		}
+	}
+	return missing, nil
+}
+
+// moveSpace rewrites a space of the old shape at its version, with its
+// listing item. It reports false when there was nothing to move.
+func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
+	for range adminAttempts {
+		got, err := a.h.st.BatchGet(ctx, []store.Key{spaceKey(id), spaceListingKey(id)})
+		if err != nil {
+			return false, storageErr(err)
+		}
+		it := got[0]
+		if it == nil || (it.GSI1PK == "" && got[1] != nil) {
+			return false, nil
+		}
+		rec, err := decode[spaceRecord](it)
+		if err != nil {
+			return false, apperr.Normalize(err)
+		}
+		space, listing := rec.items(it.Version)
+		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
+		if moveAgain(err) {
+			continue // updated meanwhile: read it again
+		}
+		if err != nil {
+			return false, storageErr(err)
+		}
+		return true, nil
+	}
+	return false, apperr.Unavailable(errors.New("space changed concurrently"))
+}
+
+// moveCard rewrites a listed card of the old shape at its revision, with
+// its listing item. It reports false when there was nothing to move.
+func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
+	for range adminAttempts {
+		got, err := a.h.st.BatchGet(ctx, []store.Key{cardKey(agent), agentKey(agent)})
+		if err != nil {
+			return false, storageErr(err)
+		}
+		cardIt, agentIt := got[0], got[1]
+		if cardIt == nil || cardIt.GSI2PK == "" || agentIt == nil {
+			return false, nil
+		}
+		card, err := decode[cardRecord](cardIt)
+		if err != nil {
+			return false, apperr.Normalize(err)
+		}
+		rec, err := decode[agentRecord](agentIt)
+		if err != nil {
+			return false, apperr.Normalize(err)
+		}
+		full, listing := cardItems(rec, card, cardIt.Version)
+		err = a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
+			store.Put(listing, store.Unconditional), store.Check(agentKey(agent), store.AtVersion(agentIt.Version))})
+		if moveAgain(err) {
+			continue // the card or the agent changed meanwhile: read again
+		}
+		if err != nil {
+			return false, storageErr(err)
+		}
+		return true, nil
+	}
+	return false, apperr.Unavailable(errors.New("card changed concurrently"))
+}
+
+// moveAgain reports whether a move's write lost to a concurrent write (its
+// condition, or a conflicting transaction) and should read again.
+func moveAgain(err error) bool {
+	_, failed := store.ConditionFailed(err)
+	return failed || errors.Is(err, store.ErrUnavailable)
+}
