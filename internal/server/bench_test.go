@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,6 +245,41 @@ func BenchmarkHandlerCall(b *testing.B) {
 					tc.call(c)
 				}
 				b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkCallLatency is one agent calling over real HTTP on loopback, one
+// call at a time, for the latency of a single call on an otherwise idle
+// server: p50 and p99 of the client-observed round trip, for a read and a
+// mutation, over REST and MCP.
+func BenchmarkCallLatency(b *testing.B) {
+	calls := []struct {
+		name string
+		call func(c *caller)
+	}{
+		{"profile_get", func(c *caller) { c.tool("profile_get", "GET", "/v1/profile", "{}") }},
+		{"checkpoint_save", (*caller).save},
+	}
+	for _, transport := range []string{"rest", "mcp"} {
+		for _, tc := range calls {
+			b.Run(transport+"/"+tc.name, func(b *testing.B) {
+				srv := newBenchServer(b, 1, bolt.Options{})
+				ts := httptest.NewServer(srv.handler)
+				defer ts.Close()
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}
+				c := &caller{b: b, srv: srv, base: ts.URL, client: client, key: srv.keys[0], mcp: transport == "mcp"}
+				c.start()
+				lat := make([]time.Duration, 0, b.N)
+				for b.Loop() {
+					t0 := time.Now()
+					tc.call(c)
+					lat = append(lat, time.Since(t0))
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			})
 		}
 	}
