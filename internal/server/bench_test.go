@@ -30,6 +30,7 @@ import (
 type benchServer struct {
 	handler http.Handler
 	keys    []string
+	store   *bolt.Store
 }
 
 func newBenchServer(b *testing.B, w int, opts bolt.Options) *benchServer {
@@ -45,7 +46,7 @@ func newBenchServer(b *testing.B, w int, opts bolt.Options) *benchServer {
 	if err != nil {
 		b.Fatalf("CreateBox: %v", err)
 	}
-	s := &benchServer{handler: server.Handler(h, registry.New(), slog.New(slog.DiscardHandler))}
+	s := &benchServer{handler: server.Handler(h, registry.New(), slog.New(slog.DiscardHandler)), store: st}
 	for i := range w {
 		ag, err := h.Admin().CreateAgent(ctx, box.BoxID, fmt.Sprintf("agent-%d", i), "")
 		if err != nil {
@@ -193,6 +194,7 @@ func BenchmarkServerCheckpointSave(b *testing.B) {
 						callers[i].start()
 					}
 					var next atomic.Int64
+					commits := srv.store.Commits()
 					b.ResetTimer()
 					start := time.Now()
 					var wg sync.WaitGroup
@@ -205,6 +207,7 @@ func BenchmarkServerCheckpointSave(b *testing.B) {
 					}
 					wg.Wait()
 					b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+					b.ReportMetric(2*float64(srv.store.Commits()-commits)/float64(b.N), "fdatasync/op")
 				})
 			}
 		}

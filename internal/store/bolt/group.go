@@ -65,6 +65,9 @@ type committer struct {
 	queue []*request
 
 	commits atomic.Uint64 // bbolt commits made, for tests and benchmarks
+	// lastGroup is the size of the last group run: above 1, the store is
+	// busy (linger).
+	lastGroup atomic.Int64
 	// beforeGroup, when set, runs in the leader before it takes the queue
 	// (tests use it to force a group deterministically).
 	beforeGroup func(c *committer)
@@ -172,9 +175,44 @@ func (c *committer) gather() {
 		runtime.Gosched()
 		m := c.queued()
 		if m == n || m >= maxGroup {
-			return
+			break
 		}
 		n = m
+	}
+	c.linger(n)
+}
+
+// lingerStep and maxLinger bound linger's waits.
+const (
+	lingerStep = 20 * time.Microsecond
+	maxLinger  = 600 * time.Microsecond
+)
+
+// linger is gather under load. Writers that come back over HTTP take far
+// longer than a yield to queue their next Write (the response, the next
+// request, its reads), so busy writers still split into cohorts that take
+// turns, and a group holds about half of them. When the last group had
+// company — the store is busy — the leader waits in short sleeps while the
+// queue keeps growing, for at most maxLinger, short beside the two
+// fdatasyncs the members it gathers would otherwise pay each. A lone
+// writer's last group was itself, so an idle store never lingers.
+func (c *committer) linger(n int) {
+	last := int(c.lastGroup.Load())
+	if last < 2 {
+		return
+	}
+	deadline := time.Now().Add(maxLinger)
+	still := 0
+	for n < last && time.Now().Before(deadline) {
+		time.Sleep(lingerStep)
+		m := c.queued()
+		if m == n {
+			if still++; still == 2 {
+				return
+			}
+			continue
+		}
+		still, n = 0, m
 	}
 }
 
@@ -209,6 +247,7 @@ func (c *committer) run(group []*request) {
 			panic(p)
 		}
 	}()
+	c.lastGroup.Store(int64(len(group)))
 	results := make([]error, len(group))
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		if c.inGroup != nil {
