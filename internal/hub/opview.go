@@ -3,6 +3,7 @@ package hub
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -93,7 +94,10 @@ type ViewBox struct {
 	Spaces      []ViewSpace
 	// More* say a list was cut at ViewPageSize.
 	MoreAgents, MoreRooms, MoreSpaces bool
-	Activity                          []int
+	// Activity is messages per hour over the last 24 hours, oldest first;
+	// Requests the requests opened and answered in those hours.
+	Activity []int
+	Requests RequestActivity
 }
 
 func (v *OwnerView) query(ctx context.Context, q store.Query) ([]*store.Item, bool, error) {
@@ -140,7 +144,11 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err := v.spaces(ctx, out); err != nil {
 		return nil, err
 	}
-	out.Activity = hourly(msgs, v.h.clock())
+	now := v.h.clock()
+	out.Activity = hourly(msgs, now)
+	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -295,6 +303,86 @@ func hourly(msgs []viewMessage, now time.Time) []int {
 	return out
 }
 
+// RequestActivity is requests opened and answered per hour over the 24
+// hours before now, oldest first.
+//
+// Opened counts each (message, requested recipient) pair at its message's
+// send time. Answered counts a request at the time of its current
+// declaration when that declaration is result_ready or declined: every
+// declaration posts one canonical reply (request_respond), so the
+// candidates are the scanned replies whose payload declares one of those
+// two, and each is confirmed by its request record (current status, and
+// the record's response id is that reply), so a correction counts once, at
+// its own time, and a look-alike payload an agent sent by hand counts
+// never. Both come from the messages the page already read: the box page's
+// ViewScanMessages newest per room of its page, a room page's timeline
+// page; the confirmation is one BatchGet of at most
+// store.MaxBatchGetKeys request items (the newest candidates).
+type RequestActivity struct {
+	Opened, Answered []int
+}
+
+// declared is the declaration a canonical reply's payload carries.
+type declared struct {
+	Response struct {
+		Status string `json:"status"`
+	} `json:"response"`
+}
+
+func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now time.Time) (RequestActivity, error) {
+	out := RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
+	hour := func(t time.Time) (int, bool) {
+		age := now.Sub(t)
+		if age < 0 || age >= 24*time.Hour {
+			return 0, false
+		}
+		return 23 - int(age/time.Hour), true
+	}
+	var candidates []*messageRecord
+	for _, m := range msgs {
+		h, ok := hour(m.rec.SentAt)
+		if !ok {
+			continue
+		}
+		out.Opened[h] += len(m.rec.Requests)
+		if m.rec.ReplyTo == "" || len(m.rec.Payload) == 0 {
+			continue
+		}
+		var d declared
+		if json.Unmarshal(m.rec.Payload, &d) == nil && answered(d.Response.Status) {
+			candidates = append(candidates, m.rec)
+		}
+	}
+	if len(candidates) == 0 {
+		return out, nil
+	}
+	slices.SortFunc(candidates, func(a, b *messageRecord) int { return b.SentAt.Compare(a.SentAt) })
+	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
+	keys := make([]store.Key, len(candidates))
+	for i, m := range candidates {
+		keys[i] = requestKey(m.ReplyTo, m.AuthorID)
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return out, storageErr(err)
+	}
+	for i, it := range got {
+		if it == nil {
+			continue
+		}
+		r, err := decode[requestRecord](it)
+		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
+			continue
+		}
+		if h, ok := hour(r.DeclaredAt); ok {
+			out.Answered[h]++
+		}
+	}
+	return out, nil
+}
+
+func answered(status string) bool { return status == StatusResultReady || status == StatusDeclined }
+
 // ViewInboxRow is one row of an agent's inbox backlog.
 type ViewInboxRow struct {
 	Seq       uint64
@@ -438,6 +526,7 @@ type ViewRoomPage struct {
 	// Before, when non-zero, is the sequence to pass for the older page.
 	Before   uint64
 	Activity []int
+	Requests RequestActivity
 }
 
 // Room reads a room page: the brief, the roster and up to
@@ -506,8 +595,12 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 	if err := v.declarations(ctx, msgs, names); err != nil {
 		return nil, err
 	}
+	now := v.h.clock()
+	out.Activity = hourly(msgs, now)
+	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+		return nil, err
+	}
 	out.Timeline = foldThreads(msgs)
-	out.Activity = hourly(msgs, v.h.clock())
 	return out, nil
 }
 

@@ -1,6 +1,9 @@
 package hub_test
 
 import (
+	"slices"
+	"time"
+
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -130,5 +133,68 @@ func TestOwnerView(t *testing.T) {
 		// An owner key is no agent key.
 		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
 		wantCode(t, "Prime(owner key)", err, apperr.AuthFailed)
+	})
+}
+
+// TestOwnerViewRequestActivity: the box and room charts count requests
+// opened at their send hour and answered at the hour of their current
+// result_ready or declined declaration; an acceptance, a hand-made reply
+// whose payload looks like a declaration, and a superseded answer do not
+// count.
+func TestOwnerViewRequestActivity(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		c := f.mustAgent(f.box, "carol")
+		room := f.mustRoom("plan", "brief")
+		for _, ag := range []*hub.AgentInfo{f.a, f.b, c} {
+			f.mustAdd(room.RoomID, ag)
+		}
+		ca, cb, cc := f.prime(f.a), f.prime(f.b), f.prime(c)
+		at := hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}
+		// Hour 21: three requests opened (one message to bob and carol, one to bob).
+		q1 := f.mustSend(ca, "q1", hub.MessageSendInput{Destination: at, BodyMD: "review?", Requests: []string{f.b.AgentID, c.AgentID}, Mentions: []string{f.b.AgentID, c.AgentID}})
+		q2 := f.mustSend(ca, "q2", hub.MessageSendInput{Destination: at, BodyMD: "numbers?", Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+		f.clock.Advance(2 * time.Hour)
+		// Hour 23: bob answers q1 (result_ready, then corrected to declined:
+		// one answer), carol accepts q1, bob hand-writes a look-alike reply
+		// to q2.
+		for i, d := range []struct {
+			cr     hub.Credentials
+			key    string
+			msg    string
+			rev    hub.Revision
+			status string
+		}{{cb, "b1", q1.MessageID, 0, hub.StatusResultReady}, {cb, "b2", q1.MessageID, 1, hub.StatusDeclined},
+			{cc, "c1", q1.MessageID, 0, hub.StatusAccepted}} {
+			if _, err := respond(f, d.cr, d.key, d.msg, d.rev, d.status); err != nil {
+				t.Fatalf("declaration %d: %v", i, err)
+			}
+		}
+		f.mustSend(cb, "fake", hub.MessageSendInput{Destination: at, BodyMD: "done", ReplyTo: q2.MessageID,
+			Payload: hub.Object(`{"response":{"request_message_id":"` + q2.MessageID + `","status":"result_ready"}}`)})
+
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.h.OwnerView(f.ctx, key.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := v.Box(f.ctx)
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		page, err := v.Room(f.ctx, room.RoomID, 0)
+		if err != nil {
+			t.Fatalf("Room: %v", err)
+		}
+		for name, got := range map[string]hub.RequestActivity{"Box": box.Requests, "Room": page.Requests} {
+			want := hub.RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
+			want.Opened[21], want.Answered[23] = 3, 1
+			if !slices.Equal(got.Opened, want.Opened) || !slices.Equal(got.Answered, want.Answered) {
+				t.Errorf("%s().Requests = %+v, want opened 3 at hour 21 and answered 1 at hour 23: %+v", name, got, want)
+			}
+		}
 	})
 }

@@ -109,3 +109,27 @@ func TestFragmentsSanitized(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestChart: the box and room fragments draw requests opened and
+// answered per hour as two series with the seeded counts.
+func TestRequestChart(t *testing.T) {
+	w := newWorld(t)
+	series := func(path string) (opened, answered bool) {
+		_, b := w.do(w.owner, "", "GET", path, nil)
+		return strings.Contains(string(b), `<g data-series="opened" data-total="1">`),
+			strings.Contains(string(b), `<g data-series="answered" data-total="1">`)
+	}
+	paths := []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID}
+	for _, path := range paths {
+		if o, a := series(path); !o || a {
+			t.Errorf("GET %s before an answer: opened series with 1 = %v, answered with 1 = %v; want true, false", path, o, a)
+		}
+	}
+	w.rest(w.bob, "POST", "/v1/requests/"+w.reqID+"/respond", map[string]any{"idempotency_key": "done",
+		"expected_revision": "0", "status": "result_ready", "body_md": "Done."}, http.StatusOK, nil)
+	for _, path := range paths {
+		if o, a := series(path); !o || !a {
+			t.Errorf("GET %s after bob's result_ready: opened series with 1 = %v, answered with 1 = %v; want both", path, o, a)
+		}
+	}
+}
