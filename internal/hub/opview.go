@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,6 +65,17 @@ func (h *Hub) OwnerView(ctx context.Context, key string) (*OwnerView, error) {
 func (v *OwnerView) BoxID() string { return v.box }
 
 // ViewAgent is one agent on the box page.
+//
+// LastSeen is the newest of: the last use its sessions recorded (the
+// session item's LastSeenAt, indexed by GSI1 seen#<agent>, one Query of
+// one entry), its checkpoint's save time, and its messages among those the
+// page read. A session records its use when it is primed, when its profile
+// is refreshed and, after that, when a quarter of the idle window has
+// passed since the last record (touch, session.go: 3 h with the default
+// 12 h window) — so an agent that only reads is seen to within that
+// quarter window, and one that writes messages or checkpoints exactly. An
+// ended session's record is deleted, and an expired one's may be: an agent
+// with no live session is seen by its writes only.
 type ViewAgent struct {
 	ID, Name, Role, Status  string
 	LastSeen                time.Time
@@ -247,6 +260,9 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 				a.LastSeen = c.SavedAt
 			}
 		}
+		if err := v.seen(ctx, a); err != nil {
+			return err
+		}
 		a.RequestsIn = int(count(row[4]))
 		for _, r := range reqs {
 			if r.FromID == a.ID && r.Status == StatusOpen {
@@ -270,6 +286,26 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// seen moves a.LastSeen to its sessions' last recorded use when later.
+func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
+	items, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(a.ID), Reverse: true, Limit: 1})
+	if err != nil {
+		return storageErr(err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	ns, _, _ := strings.Cut(items[0].GSI1SK, "#")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return apperr.Normalize(fmt.Errorf("hub: session index key of %s: %w", a.ID, err))
+	}
+	if t := time.Unix(0, n).UTC(); t.After(a.LastSeen) {
+		a.LastSeen = t
 	}
 	return nil
 }
@@ -468,8 +504,11 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 	if got[4] != nil {
 		out.CheckpointRevision = got[4].Version
 		if c, err := decode[checkpointRecord](got[4]); err == nil {
-			out.CheckpointAt = c.SavedAt
+			out.CheckpointAt, out.LastSeen = c.SavedAt, c.SavedAt
 		}
+	}
+	if err := v.seen(ctx, &out.ViewAgent); err != nil {
+		return nil, err
 	}
 	if out.Backlog, err = v.backlog(ctx, agent); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -195,6 +196,57 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 			if !slices.Equal(got.Opened, want.Opened) || !slices.Equal(got.Answered, want.Answered) {
 				t.Errorf("%s().Requests = %+v, want opened 3 at hour 21 and answered 1 at hour 23: %+v", name, got, want)
 			}
+		}
+	})
+}
+
+// TestOwnerViewLastSeen: last seen is the session's recorded use (prime,
+// then a touch once a quarter of the idle window has passed), read from the
+// session index without any write of its own; an agent never primed is
+// never seen.
+func TestOwnerViewLastSeen(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var fw *refusingWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.h.OwnerView(f.ctx, key.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := func() map[string]time.Time {
+			t.Helper()
+			// The view reads only: every write would fail.
+			fw.set(1 << 30)
+			defer fw.set(0)
+			box, err := v.Box(f.ctx)
+			if err != nil {
+				t.Fatalf("Box: %v", err)
+			}
+			out := map[string]time.Time{}
+			for _, a := range box.Agents {
+				out[a.ID] = a.LastSeen
+			}
+			page, err := v.Agent(f.ctx, f.a.AgentID)
+			if err != nil || !page.LastSeen.Equal(out[f.a.AgentID]) {
+				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.a.AgentID])
+			}
+			return out
+		}
+		primed := f.clock.Now()
+		ca := f.prime(f.a)
+		f.clock.Advance(time.Hour)
+		if got := seen(); !got[f.a.AgentID].Equal(primed) || !got[f.b.AgentID].IsZero() {
+			t.Errorf("last seen after alice primed = %v; want alice at %v, bob never", got, primed)
+		}
+		f.clock.Advance(4 * time.Hour) // past a quarter of the idle window: the read touches
+		if _, err := f.h.CheckpointGet(f.ctx, ca, hub.CheckpointGetInput{}); err != nil {
+			t.Fatalf("CheckpointGet: %v", err)
+		}
+		if got := seen(); !got[f.a.AgentID].Equal(f.clock.Now()) {
+			t.Errorf("alice last seen after a touching read = %v, want %v", got[f.a.AgentID], f.clock.Now())
 		}
 	})
 }
