@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -20,20 +21,29 @@ import (
 // (OwnerBox, admin_owner.go); every method checks that what it is asked for
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
 // id of another box and an id that does not exist look the same. Nothing
-// here writes. Every read is bounded: a page of agents or rooms is at most
-// ViewPageSize items, a room timeline at most ViewTimelineSize messages, an
-// inbox backlog at most ViewPageSize rows, and the requests board and the
-// activity charts read at most ViewScanMessages recent messages per room of
-// the page — a page never reads more than a fixed number of items however
-// large the box grows.
+// here writes. Every read is bounded: a page of agents, rooms, spaces,
+// members, inbox rows or requests is at most ViewPageSize items, a room
+// timeline at most ViewTimelineSize messages, and the activity charts read
+// at most ViewScanMessages recent messages per room of the page — a page
+// never reads more than a fixed number of items however large the box
+// grows.
+//
+// Paging. Every list is keyset-paged with the tools' cursors
+// (internal/cursor, keyed by the deployment's cursor secret, cursorkey.go):
+// a page reads ViewPageSize+1 entries of its partition, and when the probe
+// exists it returns an opaque cursor holding the last entry's sort key,
+// bound to the box (in the Agent field, as "owner:<box>") and to the list
+// and partition it came from, so a cursor of one list, agent or box is
+// CURSOR_INVALID on any other. The view carries cursors in its query
+// string; they grant nothing (the owner key is checked on every read).
 //
 // Requests come from the request records (requests.go): the board reads
-// the incoming index (GSI1 rin#<agent>) of each agent of the box page, at
-// most ViewRequestsPerAgent newest entries each, and re-reads every listed
-// request item from the table, because the index may lag and only the
-// table holds the current declaration (status, revision, time). An agent
-// page reads its own incoming and outgoing index (ViewPageSize each) the
-// same way; a room page reads the request items of the requests on its
+// the incoming index (GSI1 rin#<agent>) of each agent of its page of the
+// box's agents, at most ViewRequestsPerAgent newest entries each, and
+// re-reads every listed request item from the table, because the index may
+// lag and only the table holds the current declaration (status, revision,
+// time). An agent page pages through its own incoming and outgoing index
+// (ViewPageSize a page) the same way; a room page reads the request items of the requests on its
 // page by key. "Requests in" on the box page is the agent's open-request
 // counter (count#requests); "requests out" counts the open requests among
 // the board's records.
@@ -105,28 +115,69 @@ type ViewBox struct {
 	Agents      []ViewAgent
 	Rooms       []ViewRoom
 	Spaces      []ViewSpace
-	// More* say a list was cut at ViewPageSize.
-	MoreAgents, MoreRooms, MoreSpaces bool
+	// Next* are the cursors of the lists' next pages ("" at the end);
+	// Paged says this page is not the first of some list.
+	NextAgents, NextRooms, NextSpaces string
+	Paged                             bool
 	// Activity is messages per hour over the last 24 hours, oldest first;
 	// Requests the requests opened and answered in those hours.
 	Activity []int
 	Requests RequestActivity
 }
 
-func (v *OwnerView) query(ctx context.Context, q store.Query) ([]*store.Item, bool, error) {
-	q.Limit = ViewPageSize + 1
-	items, err := v.h.st.Query(ctx, q)
-	if err != nil {
-		return nil, false, storageErr(err)
-	}
-	if len(items) > ViewPageSize {
-		return items[:ViewPageSize], true, nil
-	}
-	return items, false, nil
+// viewPos is a list position: the sort key of the last entry shown, in
+// the index or table the list reads.
+type viewPos struct {
+	After string `json:"a"`
 }
 
-// Box reads the box page.
-func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
+// page reads one page of list from q: at most size entries after the
+// position cur holds (before it when q.Reverse), and the cursor of the
+// next page, "" when there is none.
+func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, size int) ([]*store.Item, string, error) {
+	if err := v.h.ensureCursorKey(ctx); err != nil {
+		return nil, "", err
+	}
+	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + q.PK, Key: *v.h.cursorKey.Load()}
+	if cur != "" {
+		var pos viewPos
+		if err := cursor.Decode(cur, scope, &pos); err != nil {
+			return nil, "", err
+		}
+		if pos.After == "" {
+			return nil, "", cursor.Invalid()
+		}
+		if q.Reverse {
+			q.To = store.Before(pos.After)
+		} else {
+			q.From = store.After(pos.After)
+		}
+	}
+	q.Limit = size + 1
+	items, err := v.h.st.Query(ctx, q)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	if len(items) <= size {
+		return items, "", nil
+	}
+	items = items[:size]
+	last := items[size-1]
+	sk := last.SK
+	switch q.Index {
+	case store.GSI1:
+		sk = last.GSI1SK
+	case store.GSI2:
+		sk = last.GSI2SK
+	}
+	return items, cursor.Encode(scope, viewPos{After: sk}), nil
+}
+
+// BoxCursors are the box page's list positions ("" = first page).
+type BoxCursors struct{ Agents, Rooms, Spaces string }
+
+// Box reads the box page at the lists' positions at.
+func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 	bi, err := v.h.st.Get(ctx, boxKey(v.box))
 	if err != nil {
 		return nil, storageErr(err)
@@ -138,8 +189,8 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
-	out := &ViewBox{BoxID: v.box, Name: b.Name}
-	rooms, err := v.rooms(ctx, out)
+	out := &ViewBox{BoxID: v.box, Name: b.Name, Paged: at != BoxCursors{}}
+	rooms, err := v.rooms(ctx, out, at.Rooms)
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +202,10 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := v.agents(ctx, out, msgs, names); err != nil {
+	if err := v.agents(ctx, out, at.Agents, msgs, names); err != nil {
 		return nil, err
 	}
-	if err := v.spaces(ctx, out); err != nil {
+	if err := v.spaces(ctx, out, at.Spaces); err != nil {
 		return nil, err
 	}
 	now := v.h.clock()
@@ -165,12 +216,12 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	return out, nil
 }
 
-func (v *OwnerView) rooms(ctx context.Context, out *ViewBox) ([]string, error) {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)})
+func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
 	if err != nil {
 		return nil, err
 	}
-	out.MoreRooms = more
+	out.NextRooms = next
 	var ids []string
 	var keys []store.Key
 	for _, it := range items {
@@ -221,12 +272,12 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	return out, nil
 }
 
-func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage, names map[string]string) error {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
-	out.MoreAgents = more
+	out.NextAgents = next
 	var keys []store.Key
 	for _, it := range items {
 		a, err := decode[agentRecord](it)
@@ -275,7 +326,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 			}
 		}
 		if a.Unread > 0 {
-			backlog, err := v.backlog(ctx, a.ID)
+			backlog, _, err := v.backlog(ctx, a.ID, "")
 			if err != nil {
 				return err
 			}
@@ -310,12 +361,14 @@ func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
 	return nil
 }
 
-func (v *OwnerView) spaces(ctx context.Context, out *ViewBox) error {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)})
+// spaces reads a page of the box's public spaces index (the one place the
+// view reads it).
+func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)}, "spaces", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
-	out.MoreSpaces = more
+	out.NextSpaces = next
 	for _, it := range items {
 		s, err := decode[spaceRecord](it)
 		if err != nil {
@@ -445,17 +498,18 @@ func ReasonNames(bits int) []string {
 	return out
 }
 
-func (v *OwnerView) backlog(ctx context.Context, agent string) ([]ViewInboxRow, error) {
+// backlog reads a page of agent's inbox rows, oldest first.
+func (v *OwnerView) backlog(ctx context.Context, agent, cur string) ([]ViewInboxRow, string, error) {
 	pk := inboxHeadKey(agent).PK
-	items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: store.PrefixEnd("inbox#"), Limit: ViewPageSize})
+	items, next, err := v.page(ctx, store.Query{PK: pk, From: "inbox#", To: store.PrefixEnd("inbox#")}, "inbox", cur, ViewPageSize)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, "", err
 	}
 	out := make([]ViewInboxRow, 0, len(items))
 	for _, it := range items {
 		r, err := decode[attentionRecord](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, "", apperr.Normalize(err)
 		}
 		row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
 			Acked: r.AckedBy != "", AckedAt: r.AckedAt}
@@ -464,7 +518,7 @@ func (v *OwnerView) backlog(ctx context.Context, agent string) ([]ViewInboxRow, 
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // ViewAgentPage is the agent page.
@@ -475,10 +529,15 @@ type ViewAgentPage struct {
 	CheckpointAt       time.Time
 	RequestsOut        []ViewRequest
 	RequestsIn         []ViewRequest
+	// Next* are the cursors of the lists' next pages ("" at the end).
+	NextInbox, NextIn, NextOut string
 }
 
-// Agent reads one agent's page.
-func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, error) {
+// AgentCursors are the agent page's list positions ("" = first page).
+type AgentCursors struct{ Inbox, In, Out string }
+
+// Agent reads one agent's page at the lists' positions at.
+func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
 	if checkUUID("agent", agent) != nil {
 		return nil, apperr.Forbidden()
 	}
@@ -510,21 +569,37 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 	if err := v.seen(ctx, &out.ViewAgent); err != nil {
 		return nil, err
 	}
-	if out.Backlog, err = v.backlog(ctx, agent); err != nil {
+	if out.Backlog, out.NextInbox, err = v.backlog(ctx, agent, at.Inbox); err != nil {
 		return nil, err
 	}
-	names, err := v.names(ctx)
-	if err != nil {
+	names := map[string]string{a.ID: a.Name}
+	if out.RequestsIn, out.NextIn, err = v.requestPage(ctx, store.GSI1, incomingIndex(agent), "in", at.In, names); err != nil {
 		return nil, err
 	}
-	if out.RequestsIn, err = v.readRequests(ctx, store.GSI1, []string{incomingIndex(agent)}, ViewPageSize, names); err != nil {
-		return nil, err
-	}
-	if out.RequestsOut, err = v.readRequests(ctx, store.GSI2, []string{outgoingIndex(agent)}, ViewPageSize, names); err != nil {
+	if out.RequestsOut, out.NextOut, err = v.requestPage(ctx, store.GSI2, outgoingIndex(agent), "out", at.Out, names); err != nil {
 		return nil, err
 	}
 	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
 	return out, nil
+}
+
+// requestPage reads a page of one agent's request index, newest first,
+// then the requests themselves (oldest first on the page).
+func (v *OwnerView) requestPage(ctx context.Context, index store.Index, partition, list, cur string, names map[string]string) ([]ViewRequest, string, error) {
+	entries, next, err := v.page(ctx, store.Query{Index: index, PK: partition, Reverse: true}, list, cur, ViewPageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	reqs, err := v.requestsAt(ctx, keysOf(entries), names)
+	return reqs, next, err
+}
+
+func keysOf(items []*store.Item) []store.Key {
+	keys := make([]store.Key, len(items))
+	for i, it := range items {
+		keys[i] = it.Key()
+	}
+	return keys
 }
 
 // ViewMessage is one message of a room timeline.
@@ -562,16 +637,20 @@ type ViewRoomPage struct {
 	Archived          bool
 	Members           []ViewMember
 	Timeline          []ViewMessage
-	// Before, when non-zero, is the sequence to pass for the older page.
-	Before   uint64
-	Activity []int
-	Requests RequestActivity
+	// Older is the cursor of the older messages' page, NextMembers of the
+	// roster's next page ("" at the end).
+	Older, NextMembers string
+	Activity           []int
+	Requests           RequestActivity
 }
 
-// Room reads a room page: the brief, the roster and up to
-// ViewTimelineSize messages before sequence before (0: the newest), with
-// replies folded under their thread roots.
-func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*ViewRoomPage, error) {
+// RoomCursors are the room page's list positions ("" = first page).
+type RoomCursors struct{ Older, Members string }
+
+// Room reads a room page: the brief, a page of the roster and up to
+// ViewTimelineSize messages older than at.Older (the newest when empty),
+// with replies folded under their thread roots.
+func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoomPage, error) {
 	if checkUUID("room", room) != nil {
 		return nil, apperr.Forbidden()
 	}
@@ -593,10 +672,11 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 		}
 	}
 	pk, prefix := rosterPrefix(room)
-	members, err := v.h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: ViewPageSize})
+	members, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "members", at.Members, ViewPageSize)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
+	out.NextMembers = next
 	for _, it := range members {
 		m, err := decode[memberRecord](it)
 		if err != nil {
@@ -605,17 +685,12 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 		out.Members = append(out.Members, ViewMember{ID: m.AgentID, Name: m.AgentName, Follow: m.Follow})
 	}
 	s := roomStream(room)
-	to := store.PrefixEnd("msg#")
-	if before > 0 {
-		to = store.Before(s.msgKey(before).SK)
-	}
-	items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: to, Reverse: true, Limit: ViewTimelineSize + 1})
+	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"), Reverse: true},
+		"timeline", at.Older, ViewTimelineSize)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	if len(items) > ViewTimelineSize {
-		items = items[:ViewTimelineSize]
-	}
+	out.Older = older
 	var msgs []viewMessage
 	for _, it := range items {
 		m, err := decode[messageRecord](it)
@@ -623,9 +698,6 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 			return nil, apperr.Normalize(err)
 		}
 		msgs = append(msgs, viewMessage{rec: m, room: room})
-	}
-	if len(msgs) == ViewTimelineSize && msgs[len(msgs)-1].rec.Seq > 1 {
-		out.Before = msgs[len(msgs)-1].rec.Seq
 	}
 	names := map[string]string{}
 	for _, m := range out.Members {
@@ -725,26 +797,25 @@ type ViewRequest struct {
 type ViewBoard struct {
 	Requests []ViewRequest
 	Statuses []string
+	// Next is the cursor of the board's next page of agents ("" at the
+	// end); Paged says this is not the first.
+	Next  string
+	Paged bool
 }
 
 // RequestStatuses are the board's groups, in order.
 var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady}
 
-// Requests reads the requests board: the incoming requests of the box
-// page's agents (see the design note).
-func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
-	var box ViewBox
-	if _, err := v.rooms(ctx, &box); err != nil {
-		return nil, err
-	}
-	names := map[string]string{}
-	for _, r := range box.Rooms {
-		names[r.ID] = r.Name
-	}
-	items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+// Requests reads one page of the requests board: for a page of the box's
+// agents (at: its cursor), each one's ViewRequestsPerAgent newest incoming
+// requests. A request to an agent with more than that many newer ones is
+// not on the board; its agent page pages through all of them.
+func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "board", at, ViewPageSize)
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{}
 	var agents []ViewAgent
 	for _, it := range items {
 		a, err := decode[agentRecord](it)
@@ -758,56 +829,29 @@ func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses}, nil
+	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses, Next: next, Paged: at != ""}, nil
 }
 
 // boardRequests reads the newest ViewRequestsPerAgent incoming requests of
-// each of agents.
+// each of agents (at most ViewPageSize × ViewRequestsPerAgent =
+// store.MaxBatchGetKeys).
 func (v *OwnerView) boardRequests(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
-	partitions := make([]string, len(agents))
-	for i, a := range agents {
-		partitions[i] = incomingIndex(a.ID)
-	}
-	return v.readRequests(ctx, store.GSI1, partitions, ViewRequestsPerAgent, names)
-}
-
-// names maps the ids of the box page's rooms and agents to their names.
-func (v *OwnerView) names(ctx context.Context) (map[string]string, error) {
-	names := map[string]string{}
-	for _, q := range []string{boxRoomsIndex(v.box), boxAgentsIndex(v.box)} {
-		items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: q})
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			// Rooms and agents both carry id and name.
-			if r, err := decode[struct{ ID, Name string }](it); err == nil {
-				names[r.ID] = r.Name
-			}
-		}
-	}
-	return names, nil
-}
-
-// readRequests reads at most limit newest index entries of each partition
-// of index, then the request items themselves from the table (their
-// current declaration) and the room messages they belong to (their
-// summary): three bounded reads whatever the box holds. Oldest first.
-func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partitions []string, limit int, names map[string]string) ([]ViewRequest, error) {
 	var keys []store.Key
-	seen := map[store.Key]bool{}
-	for _, p := range partitions {
-		entries, err := v.h.st.Query(ctx, store.Query{Index: index, PK: p, Reverse: true, Limit: limit})
+	for _, a := range agents {
+		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(a.ID), Reverse: true, Limit: ViewRequestsPerAgent})
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		for _, it := range entries {
-			if k := it.Key(); !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
+		keys = append(keys, keysOf(entries)...)
 	}
+	return v.requestsAt(ctx, keys, names)
+}
+
+// requestsAt reads the request items at keys from the table (their current
+// declaration; the index may lag), the room messages they belong to (their
+// summary) and the names names lacks (authors, recipients and rooms, by
+// key): at most four bounded reads. Oldest first.
+func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[string]string) ([]ViewRequest, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -815,9 +859,8 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var out []ViewRequest
-	var msgKeys []store.Key
-	at := map[store.Key][]int{}
+	var recs []*requestRecord
+	var versions []uint64
 	for _, it := range got {
 		if it == nil {
 			continue
@@ -826,9 +869,18 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
+		recs, versions = append(recs, r), append(versions, it.Version)
+	}
+	if err := v.nameRequests(ctx, recs, names); err != nil {
+		return nil, err
+	}
+	var out []ViewRequest
+	var msgKeys []store.Key
+	at := map[store.Key][]int{}
+	for i, r := range recs {
 		vr := ViewRequest{MessageID: r.MessageID, FromID: r.AuthorID, FromName: cmp.Or(names[r.AuthorID], r.AuthorID),
 			ToIDs: []string{r.RecipientID}, ToNames: []string{cmp.Or(names[r.RecipientID], r.RecipientID)},
-			Status: r.Status, Revision: it.Version, DeclaredAt: r.DeclaredAt, At: r.SentAt}
+			Status: r.Status, Revision: versions[i], DeclaredAt: r.DeclaredAt, At: r.SentAt}
 		if r.Destination.Kind == KindRoom {
 			vr.RoomID, vr.RoomName = r.Destination.RoomID, names[r.Destination.RoomID]
 			k := roomStream(r.Destination.RoomID).msgKey(r.StreamSeq)
@@ -861,6 +913,46 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.MessageID, b.MessageID), cmp.Compare(a.ToIDs[0], b.ToIDs[0]))
 	})
 	return out, nil
+}
+
+// nameRequests adds to names the agents and rooms of recs it lacks, read by
+// key (at most store.MaxBatchGetKeys of them; the rest show as ids).
+func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, names map[string]string) error {
+	var keys []store.Key
+	want := func(id string, k store.Key) {
+		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {
+			names[id] = ""
+			keys = append(keys, k)
+		}
+	}
+	for _, r := range recs {
+		want(r.AuthorID, agentKey(r.AuthorID))
+		want(r.RecipientID, agentKey(r.RecipientID))
+		if r.Destination.Kind == KindRoom {
+			want(r.Destination.RoomID, roomKey(r.Destination.RoomID))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	for _, it := range got {
+		// Agents and rooms both carry id, name and box.
+		if it == nil {
+			continue
+		}
+		if r, err := decode[struct {
+			ID    string `json:"id"`
+			Name  string `json:"name"`
+			BoxID string `json:"box_id"`
+		}](it); err == nil && r.BoxID == v.box {
+			names[r.ID] = r.Name
+		}
+	}
+	return nil
 }
 
 func summary(md string) string {

@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -40,7 +41,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OwnerView(owner key): %v", err)
 		}
-		box, err := v.Box(f.ctx)
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -55,18 +56,18 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() alice = %+v; want 1 request out", a)
 			}
 		}
-		board, err := v.Requests(f.ctx)
+		board, err := v.Requests(f.ctx, "")
 		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" ||
 			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
 			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, 0)
+		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
 		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
 			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].AgentName != "bob" || d[0].Status != hub.StatusOpen || d[0].Revision != 0 {
 			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
-		ag, err := v.Agent(f.ctx, f.b.AgentID)
+		ag, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
 		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 {
 			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one request in", ag, err)
 		}
@@ -82,7 +83,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		board, err = v.Requests(f.ctx)
+		board, err = v.Requests(f.ctx, "")
 		if err != nil || len(board.Requests) != 2 {
 			t.Fatalf("Requests() after the declaration = %+v, %v; want two requests", board, err)
 		}
@@ -98,7 +99,7 @@ func TestOwnerView(t *testing.T) {
 		if r := byID[dm.MessageID]; !r.DM || r.Status != hub.StatusOpen || r.FromName != "bob" || r.ToNames[0] != "alice" {
 			t.Errorf("Requests() bob's = %+v; want bob's open DM request to alice", r)
 		}
-		box, err = v.Box(f.ctx)
+		box, err = v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -108,22 +109,22 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() %s open requests in/out = %d/%d, want %d/%d", a.Name, a.RequestsIn, a.RequestsOut, want[0], want[1])
 			}
 		}
-		page, err = v.Room(f.ctx, room.RoomID, 0)
+		page, err = v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
 		if err != nil || len(page.Timeline) == 0 {
 			t.Fatalf("Room() = %+v, %v", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].Status != hub.StatusAccepted || d[0].Revision != 1 || d[0].DeclaredAt.IsZero() {
 			t.Errorf("Room() request declarations after accepting = %+v; want bob accepted at revision 1", d)
 		}
-		ag, err = v.Agent(f.ctx, f.b.AgentID)
+		ag, err = v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
 		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
 			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
 		}
 
 		for name, call := range map[string]func() error{
-			"Agent(other box)": func() error { _, err := v.Agent(f.ctx, f.other.AgentID); return err },
-			"Agent(not uuid)":  func() error { _, err := v.Agent(f.ctx, "x"); return err },
-			"Room(unknown)":    func() error { _, err := v.Room(f.ctx, f.other.AgentID, 0); return err },
+			"Agent(other box)": func() error { _, err := v.Agent(f.ctx, f.other.AgentID, hub.AgentCursors{}); return err },
+			"Agent(not uuid)":  func() error { _, err := v.Agent(f.ctx, "x", hub.AgentCursors{}); return err },
+			"Room(unknown)":    func() error { _, err := v.Room(f.ctx, f.other.AgentID, hub.RoomCursors{}); return err },
 		} {
 			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
 		}
@@ -182,11 +183,11 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		box, err := v.Box(f.ctx)
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, 0)
+		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
 		if err != nil {
 			t.Fatalf("Room: %v", err)
 		}
@@ -221,7 +222,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 			// The view reads only: every write would fail.
 			fw.set(1 << 30)
 			defer fw.set(0)
-			box, err := v.Box(f.ctx)
+			box, err := v.Box(f.ctx, hub.BoxCursors{})
 			if err != nil {
 				t.Fatalf("Box: %v", err)
 			}
@@ -229,7 +230,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 			for _, a := range box.Agents {
 				out[a.ID] = a.LastSeen
 			}
-			page, err := v.Agent(f.ctx, f.a.AgentID)
+			page, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
 			if err != nil || !page.LastSeen.Equal(out[f.a.AgentID]) {
 				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.a.AgentID])
 			}
@@ -247,6 +248,217 @@ func TestOwnerViewLastSeen(t *testing.T) {
 		}
 		if got := seen(); !got[f.a.AgentID].Equal(f.clock.Now()) {
 			t.Errorf("alice last seen after a touching read = %v, want %v", got[f.a.AgentID], f.clock.Now())
+		}
+	})
+}
+
+// TestOwnerViewPaging walks every list of the view one more entry than a
+// page holds: each page has at most ViewPageSize entries, the pages
+// together hold every entry once, and a cursor works only on the list, box
+// and partition it came from.
+func TestOwnerViewPaging(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		n := hub.ViewPageSize + 1
+		agents := []*hub.AgentInfo{f.a, f.b}
+		for i := len(agents); i < n; i++ {
+			agents = append(agents, f.mustAgent(f.box, fmt.Sprintf("agent %03d", i)))
+		}
+		crowd := f.mustRoom("crowd", "")
+		for _, ag := range agents {
+			f.mustAdd(crowd.RoomID, ag)
+		}
+		rooms := []string{crowd.RoomID}
+		for i := len(rooms); i < n; i++ {
+			rooms = append(rooms, f.mustRoom(fmt.Sprintf("room %03d", i), "").RoomID)
+		}
+		ca := f.prime(f.a)
+		var spaces []string
+		for i := range n {
+			spaces = append(spaces, mustCreateSpace(f, ca, "public", fmt.Sprintf("space %03d", i)).ID)
+		}
+		// Alice asks bob n times in a room of their own: n messages, n
+		// requests each way, n inbox rows for bob.
+		pair := f.mustRoom("pair", "")
+		f.mustAdd(pair.RoomID, f.a)
+		f.mustAdd(pair.RoomID, f.b)
+		var msgs []string
+		for i := range n {
+			m := f.mustSend(ca, fmt.Sprintf("q%d", i), hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindRoom, RoomID: pair.RoomID},
+				BodyMD: fmt.Sprintf("question %d", i), Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+			msgs = append(msgs, m.MessageID)
+			f.clock.Advance(time.Second) // request order is send time
+		}
+
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.h.OwnerView(f.ctx, key.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursors := map[string]string{}
+		// walk pages list through fetch and checks it yields want, each
+		// entry once, in pages of at most ViewPageSize.
+		walk := func(list string, want []string, fetch func(cur string) ([]string, string, error)) {
+			t.Helper()
+			seen := map[string]int{}
+			cur, pages := "", 0
+			for {
+				ids, next, err := fetch(cur)
+				if err != nil {
+					t.Fatalf("%s page %d: %v", list, pages+1, err)
+				}
+				pages++
+				if len(ids) > hub.ViewPageSize {
+					t.Errorf("%s page %d has %d entries, want at most %d", list, pages, len(ids), hub.ViewPageSize)
+				}
+				for _, id := range ids {
+					seen[id]++
+				}
+				if next == "" || pages > 3 {
+					break
+				}
+				cursors[list] = next
+				cur = next
+			}
+			for _, id := range want {
+				if seen[id] != 1 {
+					t.Errorf("%s: entry %s seen %d times over %d pages, want once", list, id, seen[id], pages)
+				}
+			}
+			if len(seen) != len(want) || pages != 2 {
+				t.Errorf("%s: %d entries over %d pages, want %d over 2", list, len(seen), pages, len(want))
+			}
+		}
+		ids := func(agents []*hub.AgentInfo) []string {
+			var out []string
+			for _, a := range agents {
+				out = append(out, a.AgentID)
+			}
+			return out
+		}
+		walk("agents", ids(agents), func(cur string) ([]string, string, error) {
+			b, err := v.Box(f.ctx, hub.BoxCursors{Agents: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			var out []string
+			for _, a := range b.Agents {
+				out = append(out, a.ID)
+			}
+			return out, b.NextAgents, nil
+		})
+		walk("rooms", append(rooms, pair.RoomID), func(cur string) ([]string, string, error) {
+			b, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			var out []string
+			for _, r := range b.Rooms {
+				out = append(out, r.ID)
+			}
+			return out, b.NextRooms, nil
+		})
+		walk("spaces", spaces, func(cur string) ([]string, string, error) {
+			b, err := v.Box(f.ctx, hub.BoxCursors{Spaces: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			var out []string
+			for _, s := range b.Spaces {
+				out = append(out, s.ID)
+			}
+			return out, b.NextSpaces, nil
+		})
+		walk("members", ids(agents), func(cur string) ([]string, string, error) {
+			p, err := v.Room(f.ctx, crowd.RoomID, hub.RoomCursors{Members: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			var out []string
+			for _, m := range p.Members {
+				out = append(out, m.ID)
+			}
+			return out, p.NextMembers, nil
+		})
+		walk("timeline", msgs, func(cur string) ([]string, string, error) {
+			p, err := v.Room(f.ctx, pair.RoomID, hub.RoomCursors{Older: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			var out []string
+			for _, m := range p.Timeline {
+				out = append(out, m.ID)
+			}
+			return out, p.Older, nil
+		})
+		agentList := func(pick func(*hub.ViewAgentPage) ([]string, string), at func(string) hub.AgentCursors) func(string) ([]string, string, error) {
+			return func(cur string) ([]string, string, error) {
+				p, err := v.Agent(f.ctx, f.b.AgentID, at(cur))
+				if err != nil {
+					return nil, "", err
+				}
+				ids, next := pick(p)
+				return ids, next, nil
+			}
+		}
+		reqIDs := func(rs []hub.ViewRequest) []string {
+			var out []string
+			for _, r := range rs {
+				out = append(out, r.MessageID)
+			}
+			return out
+		}
+		walk("inbox", msgs, agentList(func(p *hub.ViewAgentPage) ([]string, string) {
+			var out []string
+			for _, r := range p.Backlog {
+				out = append(out, r.MessageID)
+			}
+			return out, p.NextInbox
+		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Inbox: c} }))
+		walk("requests in", msgs, agentList(func(p *hub.ViewAgentPage) ([]string, string) {
+			return reqIDs(p.RequestsIn), p.NextIn
+		}, func(c string) hub.AgentCursors { return hub.AgentCursors{In: c} }))
+		walk("board", msgs[n-hub.ViewRequestsPerAgent:], func(cur string) ([]string, string, error) {
+			b, err := v.Requests(f.ctx, cur)
+			if err != nil {
+				return nil, "", err
+			}
+			return reqIDs(b.Requests), b.Next, nil
+		})
+		out, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+		if err != nil || len(out.RequestsOut) != hub.ViewPageSize || out.NextOut == "" {
+			t.Errorf("Agent(alice) = %d requests out, next %q, %v; want a full page and a cursor", len(out.RequestsOut), out.NextOut, err)
+		} else if more, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{Out: out.NextOut}); err != nil || len(more.RequestsOut) != 1 ||
+			more.RequestsOut[0].MessageID != msgs[0] {
+			t.Errorf("Agent(alice) second page of requests out = %+v, %v; want the oldest request alone", more, err)
+		}
+
+		// A cursor is bound to its list, partition and box.
+		otherKey, err := f.h.Admin().CreateOwnerKey(f.ctx, f.other.BoxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov, err := f.h.OwnerView(f.ctx, otherKey.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, call := range map[string]func() error{
+			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cursors["agents"]}); return err },
+			"inbox cursor of bob for alice": func() error {
+				_, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{Inbox: cursors["inbox"]})
+				return err
+			},
+			"timeline cursor for another room": func() error {
+				_, err := v.Room(f.ctx, crowd.RoomID, hub.RoomCursors{Older: cursors["timeline"]})
+				return err
+			},
+			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"]}); return err },
+			"tampered":                     func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
+		} {
+			wantCode(t, name, call(), apperr.CursorInvalid)
 		}
 	})
 }

@@ -35,7 +35,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -161,6 +160,8 @@ func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *htt
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			case apperr.NotFoundOrForbidden:
 				status = http.StatusNotFound
+			case apperr.CursorInvalid:
+				status = http.StatusBadRequest
 			}
 			if status == http.StatusInternalServerError {
 				v.log.ErrorContext(r.Context(), "ui read failed", "err", err)
@@ -218,16 +219,20 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host == r.Host
 }
 
-func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
-	b, err := ov.Box(ctx)
+// The lists' cursors travel in the query string (opaque, bound to the box
+// and list by the hub; they grant nothing without the owner key).
+
+func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	q := r.URL.Query()
+	b, err := ov.Box(ctx, hub.BoxCursors{Agents: q.Get("agents"), Rooms: q.Get("rooms"), Spaces: q.Get("spaces")})
 	if err != nil {
 		return "", err
 	}
 	return render("box", b)
 }
 
-func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
-	b, err := ov.Requests(ctx)
+func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	b, err := ov.Requests(ctx, r.URL.Query().Get("agents"))
 	if err != nil {
 		return "", err
 	}
@@ -235,15 +240,8 @@ func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, _ *http.Reque
 }
 
 func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
-	var before uint64
-	if s := r.URL.Query().Get("before"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return "", apperr.Forbidden()
-		}
-		before = n
-	}
-	p, err := ov.Room(ctx, r.PathValue("id"), before)
+	q := r.URL.Query()
+	p, err := ov.Room(ctx, r.PathValue("id"), hub.RoomCursors{Older: q.Get("older"), Members: q.Get("members")})
 	if err != nil {
 		return "", err
 	}
@@ -251,7 +249,8 @@ func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) 
 }
 
 func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
-	p, err := ov.Agent(ctx, r.PathValue("id"))
+	q := r.URL.Query()
+	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out")})
 	if err != nil {
 		return "", err
 	}

@@ -133,3 +133,16 @@ func TestRequestChart(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorInQuery: the lists' cursors travel in the query string; a bad
+// one is a 400 CURSOR_INVALID with nothing of the box.
+func TestCursorInQuery(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?agents=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
+		"/ui/api/agent/" + w.bob.AgentID + "?inbox=x"} {
+		resp, body := w.do(w.owner, "", "GET", path, nil)
+		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), "CURSOR_INVALID") || strings.Contains(string(body), "alice") {
+			t.Errorf("GET %s = %d %q, want 400 CURSOR_INVALID without box data", path, resp.StatusCode, body)
+		}
+	}
+}
