@@ -103,10 +103,12 @@ type ViewRoom struct {
 	Messages    uint64
 }
 
-// ViewSpace is one public space on the box page.
+// ViewSpace is one space: a public one on the box page, a private one on
+// its members' pages (with Members).
 type ViewSpace struct {
 	ID, Title, Status string
 	Version           uint64
+	Members           int64
 }
 
 // ViewBox is the box page.
@@ -478,6 +480,7 @@ type ViewInboxRow struct {
 	MessageID string
 	RoomID    string
 	DM        bool
+	Peer      string // the DM's other agent
 	Reasons   []string
 	At        time.Time
 	Acked     bool
@@ -515,6 +518,12 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string) ([]ViewInbox
 			Acked: r.AckedBy != "", AckedAt: r.AckedAt}
 		if s, ok := parseStream(r.Stream); ok {
 			row.DM, row.RoomID = s.kind == KindDM, s.room
+			if row.DM {
+				row.Peer = s.pair[0]
+				if row.Peer == agent {
+					row.Peer = s.pair[1]
+				}
+			}
 		}
 		out = append(out, row)
 	}
@@ -529,12 +538,25 @@ type ViewAgentPage struct {
 	CheckpointAt       time.Time
 	RequestsOut        []ViewRequest
 	RequestsIn         []ViewRequest
+	// PrivateSpaces are the private spaces the agent is a member of; DMs
+	// its conversations with the agents of a page of the box's agents.
+	PrivateSpaces []ViewSpace
+	DMs           []ViewDM
 	// Next* are the cursors of the lists' next pages ("" at the end).
-	NextInbox, NextIn, NextOut string
+	NextInbox, NextIn, NextOut, NextPrivate, NextPeers string
+}
+
+// ViewDM is one DM conversation on an agent page: metadata only; its
+// messages are on the DM page.
+type ViewDM struct {
+	PeerID, PeerName string
+	Messages         uint64
+	LastAt           time.Time
+	LastAuthor       string
 }
 
 // AgentCursors are the agent page's list positions ("" = first page).
-type AgentCursors struct{ Inbox, In, Out string }
+type AgentCursors struct{ Inbox, In, Out, Private, Peers string }
 
 // Agent reads one agent's page at the lists' positions at.
 func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
@@ -580,6 +602,142 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 		return nil, err
 	}
 	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
+	if out.PrivateSpaces, out.NextPrivate, err = v.privateSpaces(ctx, agent, at.Private); err != nil {
+		return nil, err
+	}
+	if out.DMs, out.NextPeers, err = v.dms(ctx, agent, at.Peers); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// privateSpaces reads a page of agent's private spaces: its side of each
+// membership, then the spaces and their member counters by key.
+func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]ViewSpace, string, error) {
+	pk, prefix := agentSpacePrefix(agent)
+	items, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "private", cur, ViewPageSize)
+	if err != nil || len(items) == 0 {
+		return nil, next, err
+	}
+	keys := make([]store.Key, 0, 2*len(items))
+	for _, it := range items {
+		m, err := decode[spaceMemberRecord](it)
+		if err != nil {
+			return nil, "", apperr.Normalize(err)
+		}
+		keys = append(keys, spaceKey(m.SpaceID), spaceMembersKey(m.SpaceID))
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	var out []ViewSpace
+	for i := 0; i < len(got); i += 2 {
+		if got[i] == nil {
+			continue
+		}
+		sp, err := decode[spaceRecord](got[i])
+		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
+			continue
+		}
+		out = append(out, ViewSpace{ID: sp.ID, Title: sp.Title, Status: sp.Status, Version: got[i].Version,
+			Members: count(got[i+1])})
+	}
+	return out, next, nil
+}
+
+// dms reads agent's DM streams with a page of the box's agents: their
+// heads (message count) and last messages (time, author), by key — two
+// BatchGets of at most ViewPageSize keys. A DM stream exists only between
+// agents of one box.
+func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "peers:"+agent, cur, ViewPageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	var peers []ViewDM
+	var heads []store.Key
+	for _, it := range items {
+		a, err := decode[agentRecord](it)
+		if err != nil {
+			return nil, "", apperr.Normalize(err)
+		}
+		if a.ID != agent {
+			peers = append(peers, ViewDM{PeerID: a.ID, PeerName: a.Name})
+			heads = append(heads, dmStream(agent, a.ID).head())
+		}
+	}
+	if len(heads) == 0 {
+		return nil, next, nil
+	}
+	got, err := v.h.st.BatchGet(ctx, heads)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	var out []ViewDM
+	var last []store.Key
+	for i, it := range got {
+		if n := version(it); n > 0 {
+			peers[i].Messages = n
+			out = append(out, peers[i])
+			last = append(last, dmStream(agent, peers[i].PeerID).msgKey(n))
+		}
+	}
+	if len(last) == 0 {
+		return nil, next, nil
+	}
+	msgs, err := v.h.st.BatchGet(ctx, last)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	for i, it := range msgs {
+		if it == nil {
+			continue
+		}
+		if m, err := decode[messageRecord](it); err == nil {
+			out[i].LastAt, out[i].LastAuthor = m.SentAt, m.AuthorName
+		}
+	}
+	return out, next, nil
+}
+
+// ViewDMPage is a DM conversation's page: content as for a room.
+type ViewDMPage struct {
+	A, B ViewMember
+	ViewTimeline
+}
+
+// DM reads the DM conversation of agents a and b, both of the box: up to
+// ViewTimelineSize messages older than older (the newest when empty).
+func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error) {
+	if checkUUID("agent", a) != nil || checkUUID("agent", b) != nil || a == b {
+		return nil, apperr.Forbidden()
+	}
+	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(a), agentKey(b)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := &ViewDMPage{}
+	names := map[string]string{}
+	for i, it := range got {
+		if it == nil {
+			return nil, apperr.Forbidden()
+		}
+		r, err := decode[agentRecord](it)
+		if err != nil || r.BoxID != v.box {
+			return nil, apperr.Forbidden()
+		}
+		names[r.ID] = r.Name
+		m := ViewMember{ID: r.ID, Name: r.Name}
+		if i == 0 {
+			out.A = m
+		} else {
+			out.B = m
+		}
+	}
+	if out.ViewTimeline, err = v.timeline(ctx, dmStream(a, b), older, names); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -636,12 +794,9 @@ type ViewRoomPage struct {
 	ID, Name, BriefMD string
 	Archived          bool
 	Members           []ViewMember
-	Timeline          []ViewMessage
-	// Older is the cursor of the older messages' page, NextMembers of the
-	// roster's next page ("" at the end).
-	Older, NextMembers string
-	Activity           []int
-	Requests           RequestActivity
+	// NextMembers is the cursor of the roster's next page ("" at the end).
+	NextMembers string
+	ViewTimeline
 }
 
 // RoomCursors are the room page's list positions ("" = first page).
@@ -684,32 +839,52 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 		}
 		out.Members = append(out.Members, ViewMember{ID: m.AgentID, Name: m.AgentName, Follow: m.Follow})
 	}
-	s := roomStream(room)
-	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"), Reverse: true},
-		"timeline", at.Older, ViewTimelineSize)
-	if err != nil {
+	names := map[string]string{}
+	for _, m := range out.Members {
+		names[m.ID] = m.Name
+	}
+	if out.ViewTimeline, err = v.timeline(ctx, roomStream(room), at.Older, names); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// ViewTimeline is a page of a room's or DM's messages, newest page first,
+// oldest first within the page, with its charts.
+type ViewTimeline struct {
+	Timeline []ViewMessage
+	// Older is the cursor of the older messages' page ("" at the start).
+	Older    string
+	Activity []int
+	Requests RequestActivity
+}
+
+// timeline reads up to ViewTimelineSize messages of s older than the
+// position cur holds (the newest when empty), their requests'
+// declarations, and folds replies under their thread roots.
+func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names map[string]string) (ViewTimeline, error) {
+	var out ViewTimeline
+	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"), Reverse: true},
+		"timeline", cur, ViewTimelineSize)
+	if err != nil {
+		return out, err
 	}
 	out.Older = older
 	var msgs []viewMessage
 	for _, it := range items {
 		m, err := decode[messageRecord](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return out, apperr.Normalize(err)
 		}
-		msgs = append(msgs, viewMessage{rec: m, room: room})
-	}
-	names := map[string]string{}
-	for _, m := range out.Members {
-		names[m.ID] = m.Name
+		msgs = append(msgs, viewMessage{rec: m, room: s.room})
 	}
 	if err := v.declarations(ctx, msgs, names); err != nil {
-		return nil, err
+		return out, err
 	}
 	now := v.h.clock()
 	out.Activity = hourly(msgs, now)
 	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
-		return nil, err
+		return out, err
 	}
 	out.Timeline = foldThreads(msgs)
 	return out, nil

@@ -121,10 +121,36 @@ func TestOwnerView(t *testing.T) {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
 		}
 
+		// Private spaces and DMs: on their members' pages, and the DM page.
+		hush := mustCreateSpace(f, ca, "private", "hush")
+		ag, err = v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+		if err != nil || len(ag.PrivateSpaces) != 1 || ag.PrivateSpaces[0].ID != hush.ID || ag.PrivateSpaces[0].Members != 1 ||
+			len(ag.DMs) != 1 || ag.DMs[0].PeerID != f.b.AgentID || ag.DMs[0].Messages != 1 || ag.DMs[0].LastAuthor != "bob" || ag.DMs[0].LastAt.IsZero() {
+			t.Errorf("Agent(alice) private spaces %+v, DMs %+v, %v; want hush with 1 member and one DM from bob", ag.PrivateSpaces, ag.DMs, err)
+		}
+		if bob, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
+			t.Errorf("Agent(bob) private spaces %+v, DMs %+v, %v; want none and the DM with alice", bob.PrivateSpaces, bob.DMs, err)
+		}
+		conv, err := v.DM(f.ctx, f.b.AgentID, f.a.AgentID, "")
+		if err != nil || len(conv.Timeline) != 1 || conv.Timeline[0].ID != dm.MessageID || len(conv.Timeline[0].Declarations) != 1 {
+			t.Errorf("DM(bob, alice) = %+v, %v; want bob's request with its declaration", conv, err)
+		}
+		otherKey, err := f.h.Admin().CreateOwnerKey(f.ctx, f.other.BoxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov, err := f.h.OwnerView(f.ctx, otherKey.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for name, call := range map[string]func() error{
-			"Agent(other box)": func() error { _, err := v.Agent(f.ctx, f.other.AgentID, hub.AgentCursors{}); return err },
-			"Agent(not uuid)":  func() error { _, err := v.Agent(f.ctx, "x", hub.AgentCursors{}); return err },
-			"Room(unknown)":    func() error { _, err := v.Room(f.ctx, f.other.AgentID, hub.RoomCursors{}); return err },
+			"other box's DM(alice, bob)":     func() error { _, err := ov.DM(f.ctx, f.a.AgentID, f.b.AgentID, ""); return err },
+			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.ctx, f.other.AgentID, f.a.AgentID, ""); return err },
+			"DM(alice, mallory)":             func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.other.AgentID, ""); return err },
+			"DM(alice, alice)":               func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.a.AgentID, ""); return err },
+			"Agent(other box)":               func() error { _, err := v.Agent(f.ctx, f.other.AgentID, hub.AgentCursors{}); return err },
+			"Agent(not uuid)":                func() error { _, err := v.Agent(f.ctx, "x", hub.AgentCursors{}); return err },
+			"Room(unknown)":                  func() error { _, err := v.Room(f.ctx, f.other.AgentID, hub.RoomCursors{}); return err },
 		} {
 			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
 		}
@@ -273,9 +299,16 @@ func TestOwnerViewPaging(t *testing.T) {
 			rooms = append(rooms, f.mustRoom(fmt.Sprintf("room %03d", i), "").RoomID)
 		}
 		ca := f.prime(f.a)
-		var spaces []string
+		var spaces, private []string
 		for i := range n {
 			spaces = append(spaces, mustCreateSpace(f, ca, "public", fmt.Sprintf("space %03d", i)).ID)
+			private = append(private, mustCreateSpace(f, ca, "private", fmt.Sprintf("private %03d", i)).ID)
+		}
+		// Alice's DM peers: one on each page of the box's agents (by name:
+		// "agent 002" on the first, bob on the second).
+		var toBob string
+		for _, to := range []*hub.AgentInfo{agents[2], f.b} {
+			toBob = f.mustSend(ca, "dm"+to.AgentID, hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to.AgentID}, BodyMD: "hi"}).MessageID
 		}
 		// Alice asks bob n times in a room of their own: n messages, n
 		// requests each way, n inbox rows for bob.
@@ -411,7 +444,7 @@ func TestOwnerViewPaging(t *testing.T) {
 			}
 			return out
 		}
-		walk("inbox", msgs, agentList(func(p *hub.ViewAgentPage) ([]string, string) {
+		walk("inbox", append([]string{toBob}, msgs...), agentList(func(p *hub.ViewAgentPage) ([]string, string) {
 			var out []string
 			for _, r := range p.Backlog {
 				out = append(out, r.MessageID)
@@ -428,6 +461,30 @@ func TestOwnerViewPaging(t *testing.T) {
 			}
 			return reqIDs(b.Requests), b.Next, nil
 		})
+		alice := func(pick func(*hub.ViewAgentPage) ([]string, string), at func(string) hub.AgentCursors) func(string) ([]string, string, error) {
+			return func(cur string) ([]string, string, error) {
+				p, err := v.Agent(f.ctx, f.a.AgentID, at(cur))
+				if err != nil {
+					return nil, "", err
+				}
+				ids, next := pick(p)
+				return ids, next, nil
+			}
+		}
+		walk("private spaces", private, alice(func(p *hub.ViewAgentPage) ([]string, string) {
+			var out []string
+			for _, s := range p.PrivateSpaces {
+				out = append(out, s.ID)
+			}
+			return out, p.NextPrivate
+		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Private: c} }))
+		walk("DM peers", ids([]*hub.AgentInfo{agents[2], f.b}), alice(func(p *hub.ViewAgentPage) ([]string, string) {
+			var out []string
+			for _, d := range p.DMs {
+				out = append(out, d.PeerID)
+			}
+			return out, p.NextPeers
+		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Peers: c} }))
 		out, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
 		if err != nil || len(out.RequestsOut) != hub.ViewPageSize || out.NextOut == "" {
 			t.Errorf("Agent(alice) = %d requests out, next %q, %v; want a full page and a cursor", len(out.RequestsOut), out.NextOut, err)

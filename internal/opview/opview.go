@@ -80,6 +80,7 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/api/requests", v.api(v.requests))
 	v.mux.HandleFunc("GET /ui/api/room/{id}", v.api(v.room))
 	v.mux.HandleFunc("GET /ui/api/agent/{id}", v.api(v.agent))
+	v.mux.HandleFunc("GET /ui/api/dm/{a}/{b}", v.api(v.dm))
 	return v
 }
 
@@ -250,11 +251,20 @@ func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) 
 
 func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
 	q := r.URL.Query()
-	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out")})
+	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out"),
+		Private: q.Get("private"), Peers: q.Get("peers")})
 	if err != nil {
 		return "", err
 	}
 	return render("agent", p)
+}
+
+func (v *Handler) dm(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	p, err := ov.DM(ctx, r.PathValue("a"), r.PathValue("b"), r.URL.Query().Get("older"))
+	if err != nil {
+		return "", err
+	}
+	return render("dm", p)
 }
 
 var errTemplate = errors.New("opview: template")

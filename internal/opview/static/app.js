@@ -22,6 +22,9 @@
         return "/ui/api/room/" + encodeURIComponent(parts[1] || "") + query;
       case "agent":
         return "/ui/api/agent/" + encodeURIComponent(parts[1] || "") + query;
+      case "dm":
+        return "/ui/api/dm/" + encodeURIComponent(parts[1] || "") + "/" +
+          encodeURIComponent(parts[2] || "") + query;
       case "requests":
         return "/ui/api/requests" + query;
     }
