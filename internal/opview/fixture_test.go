@@ -36,23 +36,23 @@ var xss = []string{
 
 // world is a seeded box behind the real serve handler.
 type world struct {
-	t      *testing.T
-	srv    *httptest.Server
-	h      *hub.Hub
-	admin  *hub.Admin
-	box    string
-	other  string
-	alice  *hub.AgentInfo // write key
-	bob    *hub.AgentInfo // write key
-	rita   *hub.AgentInfo // read-only key
-	carol  *hub.AgentInfo // other box
-	room   *hub.RoomInfo
-	owner  string // owner key of box
-	ownerB string // owner key of the other box
-	revkd  string // revoked owner key of box
-	sess   map[string]string
-	csp    *atomic.Int64
-	logs   *lockedLog
+	t       *testing.T
+	srv     *httptest.Server
+	h       *hub.Hub
+	admin   *hub.Admin
+	box     string
+	other   string
+	alice   *hub.AgentInfo // write key
+	bob     *hub.AgentInfo // write key
+	rita    *hub.AgentInfo // read-only key
+	carol   *hub.AgentInfo // other box
+	room    *hub.RoomInfo
+	owner   string // owner key of box
+	ownerB  string // owner key of the other box
+	revkd   string // revoked owner key of box
+	sess    map[string]string
+	csp     *atomic.Int64
+	logs    *lockedLog
 	reqID   string // a message carrying a request
 	private string // alice and bob's private space
 }
@@ -172,7 +172,7 @@ func newWorld(t *testing.T) *world {
 	w.rest(w.alice, "POST", "/v1/spaces/"+w.private+"/members/add", map[string]any{"agent_id": w.bob.AgentID}, http.StatusOK, nil)
 	w.rest(w.alice, "POST", "/v1/messages", map[string]any{"idempotency_key": "dm1",
 		"destination": map[string]any{"kind": "dm", "recipient_agent_id": w.bob.AgentID},
-		"body_md": "DM body <script>window.__pwned=1</script> just between us"}, http.StatusOK, nil)
+		"body_md":     "DM body <script>window.__pwned=1</script> just between us"}, http.StatusOK, nil)
 	return w
 }
 
