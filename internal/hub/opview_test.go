@@ -135,14 +135,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil || len(conv.Timeline) != 1 || conv.Timeline[0].ID != dm.MessageID || len(conv.Timeline[0].Declarations) != 1 {
 			t.Errorf("DM(bob, alice) = %+v, %v; want bob's request with its declaration", conv, err)
 		}
-		otherKey, err := f.h.Admin().CreateOwnerKey(f.ctx, f.other.BoxID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ov, err := f.h.OwnerView(f.ctx, otherKey.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ov := ownerView(t, f, f.other.BoxID)
 		for name, call := range map[string]func() error{
 			"other box's DM(alice, bob)":     func() error { _, err := ov.DM(f.ctx, f.a.AgentID, f.b.AgentID, ""); return err },
 			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.ctx, f.other.AgentID, f.a.AgentID, ""); return err },
@@ -201,14 +194,7 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 		f.mustSend(cb, "fake", hub.MessageSendInput{Destination: at, BodyMD: "done", ReplyTo: q2.MessageID,
 			Payload: hub.Object(`{"response":{"request_message_id":"` + q2.MessageID + `","status":"result_ready"}}`)})
 
-		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := f.h.OwnerView(f.ctx, key.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := ownerView(t, f, f.box)
 		box, err := v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
@@ -235,14 +221,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var fw *refusingWrite
 		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
-		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := f.h.OwnerView(f.ctx, key.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := ownerView(t, f, f.box)
 		seen := func() map[string]time.Time {
 			t.Helper()
 			// The view reads only: every write would fail.
@@ -323,14 +302,7 @@ func TestOwnerViewPaging(t *testing.T) {
 			f.clock.Advance(time.Second) // request order is send time
 		}
 
-		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := f.h.OwnerView(f.ctx, key.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := ownerView(t, f, f.box)
 		cursors := map[string]string{}
 		// walk pages list through fetch and checks it yields want, each
 		// entry once, in pages of at most ViewPageSize.
@@ -365,143 +337,77 @@ func TestOwnerViewPaging(t *testing.T) {
 				t.Errorf("%s: %d entries over %d pages, want %d over 2", list, len(seen), pages, len(want))
 			}
 		}
-		ids := func(agents []*hub.AgentInfo) []string {
-			var out []string
-			for _, a := range agents {
-				out = append(out, a.AgentID)
-			}
-			return out
-		}
-		walk("agents", ids(agents), func(cur string) ([]string, string, error) {
-			b, err := v.Box(f.ctx, hub.BoxCursors{Agents: cur})
-			if err != nil {
-				return nil, "", err
-			}
-			var out []string
-			for _, a := range b.Agents {
-				out = append(out, a.ID)
-			}
-			return out, b.NextAgents, nil
-		})
-		walk("rooms", append(rooms, pair.RoomID), func(cur string) ([]string, string, error) {
-			b, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cur})
-			if err != nil {
-				return nil, "", err
-			}
-			var out []string
-			for _, r := range b.Rooms {
-				out = append(out, r.ID)
-			}
-			return out, b.NextRooms, nil
-		})
-		walk("spaces", spaces, func(cur string) ([]string, string, error) {
-			b, err := v.Box(f.ctx, hub.BoxCursors{Spaces: cur})
-			if err != nil {
-				return nil, "", err
-			}
-			var out []string
-			for _, s := range b.Spaces {
-				out = append(out, s.ID)
-			}
-			return out, b.NextSpaces, nil
-		})
-		walk("members", ids(agents), func(cur string) ([]string, string, error) {
-			p, err := v.Room(f.ctx, crowd.RoomID, hub.RoomCursors{Members: cur})
-			if err != nil {
-				return nil, "", err
-			}
-			var out []string
-			for _, m := range p.Members {
-				out = append(out, m.ID)
-			}
-			return out, p.NextMembers, nil
-		})
-		walk("timeline", msgs, func(cur string) ([]string, string, error) {
-			p, err := v.Room(f.ctx, pair.RoomID, hub.RoomCursors{Older: cur})
-			if err != nil {
-				return nil, "", err
-			}
-			var out []string
-			for _, m := range p.Timeline {
-				out = append(out, m.ID)
-			}
-			return out, p.Older, nil
-		})
-		agentList := func(pick func(*hub.ViewAgentPage) ([]string, string), at func(string) hub.AgentCursors) func(string) ([]string, string, error) {
-			return func(cur string) ([]string, string, error) {
-				p, err := v.Agent(f.ctx, f.b.AgentID, at(cur))
-				if err != nil {
-					return nil, "", err
-				}
-				ids, next := pick(p)
-				return ids, next, nil
-			}
+		agentIDs := func(agents []*hub.AgentInfo) []string {
+			return pluck(agents, func(a *hub.AgentInfo) string { return a.AgentID })
 		}
 		reqIDs := func(rs []hub.ViewRequest) []string {
-			var out []string
-			for _, r := range rs {
-				out = append(out, r.MessageID)
-			}
-			return out
+			return pluck(rs, func(r hub.ViewRequest) string { return r.MessageID })
 		}
-		walk("inbox", append([]string{toBob}, msgs...), agentList(func(p *hub.ViewAgentPage) ([]string, string) {
-			var out []string
-			for _, r := range p.Backlog {
-				out = append(out, r.MessageID)
-			}
-			return out, p.NextInbox
-		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Inbox: c} }))
-		walk("requests in", msgs, agentList(func(p *hub.ViewAgentPage) ([]string, string) {
-			return reqIDs(p.RequestsIn), p.NextIn
-		}, func(c string) hub.AgentCursors { return hub.AgentCursors{In: c} }))
-		walk("board", msgs[n-hub.ViewRequestsPerAgent:], func(cur string) ([]string, string, error) {
-			b, err := v.Requests(f.ctx, cur)
-			if err != nil {
-				return nil, "", err
-			}
-			return reqIDs(b.Requests), b.Next, nil
-		})
-		alice := func(pick func(*hub.ViewAgentPage) ([]string, string), at func(string) hub.AgentCursors) func(string) ([]string, string, error) {
-			return func(cur string) ([]string, string, error) {
-				p, err := v.Agent(f.ctx, f.a.AgentID, at(cur))
+		type fetch = func(cur string) ([]string, string, error)
+		boxList := func(at func(string) hub.BoxCursors, pick func(*hub.ViewBox) ([]string, string)) fetch {
+			return pager(func(c hub.BoxCursors) (*hub.ViewBox, error) { return v.Box(f.ctx, c) }, at, pick)
+		}
+		roomList := func(room string, at func(string) hub.RoomCursors, pick func(*hub.ViewRoomPage) ([]string, string)) fetch {
+			return pager(func(c hub.RoomCursors) (*hub.ViewRoomPage, error) { return v.Room(f.ctx, room, c) }, at, pick)
+		}
+		agentList := func(agent string, at func(string) hub.AgentCursors, pick func(*hub.ViewAgentPage) ([]string, string)) fetch {
+			return pager(func(c hub.AgentCursors) (*hub.ViewAgentPage, error) { return v.Agent(f.ctx, agent, c) }, at, pick)
+		}
+		for _, l := range []struct {
+			name  string
+			want  []string
+			fetch fetch
+		}{
+			{"agents", agentIDs(agents), boxList(func(c string) hub.BoxCursors { return hub.BoxCursors{Agents: c} },
+				func(b *hub.ViewBox) ([]string, string) {
+					return pluck(b.Agents, func(a hub.ViewAgent) string { return a.ID }), b.NextAgents
+				})},
+			{"rooms", append(rooms, pair.RoomID), boxList(func(c string) hub.BoxCursors { return hub.BoxCursors{Rooms: c} },
+				func(b *hub.ViewBox) ([]string, string) {
+					return pluck(b.Rooms, func(r hub.ViewRoom) string { return r.ID }), b.NextRooms
+				})},
+			{"spaces", spaces, boxList(func(c string) hub.BoxCursors { return hub.BoxCursors{Spaces: c} },
+				func(b *hub.ViewBox) ([]string, string) {
+					return pluck(b.Spaces, func(s hub.ViewSpace) string { return s.ID }), b.NextSpaces
+				})},
+			{"members", agentIDs(agents), roomList(crowd.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Members: c} },
+				func(p *hub.ViewRoomPage) ([]string, string) {
+					return pluck(p.Members, func(m hub.ViewMember) string { return m.ID }), p.NextMembers
+				})},
+			{"timeline", msgs, roomList(pair.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Older: c} },
+				func(p *hub.ViewRoomPage) ([]string, string) {
+					return pluck(p.Timeline, func(m hub.ViewMessage) string { return m.ID }), p.Older
+				})},
+			{"inbox", append([]string{toBob}, msgs...), agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Inbox: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.Backlog, func(r hub.ViewInboxRow) string { return r.MessageID }), p.NextInbox
+				})},
+			{"requests in", msgs, agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{In: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsIn), p.NextIn })},
+			{"requests out", msgs, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Out: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsOut), p.NextOut })},
+			{"private spaces", private, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Private: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.PrivateSpaces, func(s hub.ViewSpace) string { return s.ID }), p.NextPrivate
+				})},
+			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.b}), agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Peers: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.DMs, func(d hub.ViewDM) string { return d.PeerID }), p.NextPeers
+				})},
+			// The board pages over agents; bob's 20 newest requests are on it.
+			{"board", msgs[n-hub.ViewRequestsPerAgent:], func(cur string) ([]string, string, error) {
+				b, err := v.Requests(f.ctx, cur)
 				if err != nil {
 					return nil, "", err
 				}
-				ids, next := pick(p)
-				return ids, next, nil
-			}
-		}
-		walk("private spaces", private, alice(func(p *hub.ViewAgentPage) ([]string, string) {
-			var out []string
-			for _, s := range p.PrivateSpaces {
-				out = append(out, s.ID)
-			}
-			return out, p.NextPrivate
-		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Private: c} }))
-		walk("DM peers", ids([]*hub.AgentInfo{agents[2], f.b}), alice(func(p *hub.ViewAgentPage) ([]string, string) {
-			var out []string
-			for _, d := range p.DMs {
-				out = append(out, d.PeerID)
-			}
-			return out, p.NextPeers
-		}, func(c string) hub.AgentCursors { return hub.AgentCursors{Peers: c} }))
-		out, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
-		if err != nil || len(out.RequestsOut) != hub.ViewPageSize || out.NextOut == "" {
-			t.Errorf("Agent(alice) = %d requests out, next %q, %v; want a full page and a cursor", len(out.RequestsOut), out.NextOut, err)
-		} else if more, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{Out: out.NextOut}); err != nil || len(more.RequestsOut) != 1 ||
-			more.RequestsOut[0].MessageID != msgs[0] {
-			t.Errorf("Agent(alice) second page of requests out = %+v, %v; want the oldest request alone", more, err)
+				return reqIDs(b.Requests), b.Next, nil
+			}},
+		} {
+			walk(l.name, l.want, l.fetch)
 		}
 
 		// A cursor is bound to its list, partition and box.
-		otherKey, err := f.h.Admin().CreateOwnerKey(f.ctx, f.other.BoxID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ov, err := f.h.OwnerView(f.ctx, otherKey.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ov := ownerView(t, f, f.other.BoxID)
 		for name, call := range map[string]func() error{
 			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cursors["agents"]}); return err },
 			"inbox cursor of bob for alice": func() error {
@@ -518,4 +424,40 @@ func TestOwnerViewPaging(t *testing.T) {
 			wantCode(t, name, call(), apperr.CursorInvalid)
 		}
 	})
+}
+
+// pluck maps xs through id.
+func pluck[T any](xs []T, id func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, id(x))
+	}
+	return out
+}
+
+// pager reads the page a cursor names (at turns it into the reader's
+// cursors) and picks the listed ids and the next cursor from it.
+func pager[C, P any](read func(C) (P, error), at func(string) C, pick func(P) ([]string, string)) func(string) ([]string, string, error) {
+	return func(cur string) ([]string, string, error) {
+		p, err := read(at(cur))
+		if err != nil {
+			return nil, "", err
+		}
+		ids, next := pick(p)
+		return ids, next, nil
+	}
+}
+
+// ownerView is the view of box through a new owner key.
+func ownerView(t *testing.T, f *fixture, box string) *hub.OwnerView {
+	t.Helper()
+	key, err := f.h.Admin().CreateOwnerKey(f.ctx, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.h.OwnerView(f.ctx, key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
