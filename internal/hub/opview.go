@@ -133,27 +133,40 @@ type viewPos struct {
 	After string `json:"a"`
 }
 
+// position decodes cur, a cursor of list over partition pk ("" = the
+// start), into the sort key it holds, with the scope to encode the next.
+func (v *OwnerView) position(ctx context.Context, list, pk, cur string) (cursor.Scope, string, error) {
+	if err := v.h.ensureCursorKey(ctx); err != nil {
+		return cursor.Scope{}, "", err
+	}
+	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + pk, Key: *v.h.cursorKey.Load()}
+	if cur == "" {
+		return scope, "", nil
+	}
+	var pos viewPos
+	if err := cursor.Decode(cur, scope, &pos); err != nil {
+		return scope, "", err
+	}
+	if pos.After == "" {
+		return scope, "", cursor.Invalid()
+	}
+	return scope, pos.After, nil
+}
+
 // page reads one page of list from q: at most size entries after the
 // position cur holds (before it when q.Reverse), and the cursor of the
 // next page, "" when there is none.
 func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, size int) ([]*store.Item, string, error) {
-	if err := v.h.ensureCursorKey(ctx); err != nil {
+	scope, after, err := v.position(ctx, list, q.PK, cur)
+	if err != nil {
 		return nil, "", err
 	}
-	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + q.PK, Key: *v.h.cursorKey.Load()}
-	if cur != "" {
-		var pos viewPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, "", err
-		}
-		if pos.After == "" {
-			return nil, "", cursor.Invalid()
-		}
-		if q.Reverse {
-			q.To = store.Before(pos.After)
-		} else {
-			q.From = store.After(pos.After)
-		}
+	switch {
+	case after == "":
+	case q.Reverse:
+		q.To = store.Before(after)
+	default:
+		q.From = store.After(after)
 	}
 	q.Limit = size + 1
 	items, err := v.h.st.Query(ctx, q)
@@ -328,15 +341,8 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 			}
 		}
 		if a.Unread > 0 {
-			backlog, _, err := v.backlog(ctx, a.ID, "")
-			if err != nil {
+			if a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(count(row[2]))); err != nil {
 				return err
-			}
-			for _, r := range backlog {
-				if !r.Acked {
-					a.OldestUnread = r.At
-					break
-				}
 			}
 		}
 	}
@@ -501,39 +507,104 @@ func ReasonNames(bits int) []string {
 	return out
 }
 
-// backlog reads a page of agent's inbox rows, oldest first.
-func (v *OwnerView) backlog(ctx context.Context, agent, cur string) ([]ViewInboxRow, string, error) {
+// backlog reads a page of agent's inbox rows, newest first: the unread
+// ones, or every row when all is set. An unread page reads at most
+// inboxScanBudget rows (inbox_list's budget) past acknowledged ones; when
+// the budget ends a page early, its cursor continues below the last row
+// read.
+func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([]ViewInboxRow, string, error) {
+	list := "inbox:unread"
+	if all {
+		list = "inbox:all"
+	}
 	pk := inboxHeadKey(agent).PK
-	items, next, err := v.page(ctx, store.Query{PK: pk, From: "inbox#", To: store.PrefixEnd("inbox#")}, "inbox", cur, ViewPageSize)
+	scope, after, err := v.position(ctx, list, pk, cur)
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]ViewInboxRow, 0, len(items))
+	to := store.PrefixEnd("inbox#")
+	if after != "" {
+		to = store.Before(after)
+	}
+	var out []ViewInboxRow
+	last, scanned, exhausted := "", 0, false
+	for len(out) < ViewPageSize && scanned < inboxScanBudget && !exhausted {
+		n := min(ViewPageSize+1, inboxScanBudget-scanned)
+		items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: to, Reverse: true, Limit: n})
+		if err != nil {
+			return nil, "", storageErr(err)
+		}
+		exhausted = len(items) < n
+		for _, it := range items {
+			if len(out) == ViewPageSize {
+				exhausted = false
+				break
+			}
+			scanned++
+			last = it.SK
+			r, err := decode[attentionRecord](it)
+			if err != nil {
+				return nil, "", apperr.Normalize(err)
+			}
+			if all || r.AckedBy == "" {
+				out = append(out, inboxRow(agent, r))
+			}
+		}
+		to = store.Before(last)
+	}
+	if exhausted || last == "" {
+		return out, "", nil
+	}
+	return out, cursor.Encode(scope, viewPos{After: last}), nil
+}
+
+func inboxRow(agent string, r *attentionRecord) ViewInboxRow {
+	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
+		Acked: r.AckedBy != "", AckedAt: r.AckedAt}
+	if s, ok := parseStream(r.Stream); ok {
+		row.DM, row.RoomID = s.kind == KindDM, s.room
+		if row.DM {
+			row.Peer = s.pair[0]
+			if row.Peer == agent {
+				row.Peer = s.pair[1]
+			}
+		}
+	}
+	return row
+}
+
+// oldestUnread is the arrival time of agent's oldest unread row among the
+// ViewScanMessages rows up to sequence acked+1 (acked: rows acknowledged).
+// Only acked rows are acknowledged, so at least one row up to acked+1 is
+// unread: when ACKs go in order, row acked+1 is the oldest unread, and when
+// they skip rows, the answer is exact as long as no unread row lies more
+// than ViewScanMessages rows below acked+1. One bounded Query.
+func (v *OwnerView) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
+	items, err := v.h.st.Query(ctx, store.Query{PK: inboxHeadKey(agent).PK, From: "inbox#", To: inboxRowKey(agent, acked+1).SK,
+		Reverse: true, Limit: ViewScanMessages})
+	if err != nil {
+		return time.Time{}, storageErr(err)
+	}
+	var at time.Time
 	for _, it := range items {
 		r, err := decode[attentionRecord](it)
 		if err != nil {
-			return nil, "", apperr.Normalize(err)
+			return time.Time{}, apperr.Normalize(err)
 		}
-		row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
-			Acked: r.AckedBy != "", AckedAt: r.AckedAt}
-		if s, ok := parseStream(r.Stream); ok {
-			row.DM, row.RoomID = s.kind == KindDM, s.room
-			if row.DM {
-				row.Peer = s.pair[0]
-				if row.Peer == agent {
-					row.Peer = s.pair[1]
-				}
-			}
+		if r.AckedBy == "" {
+			at = r.At // newest first: the last one found is the oldest
 		}
-		out = append(out, row)
 	}
-	return out, next, nil
+	return at, nil
 }
 
 // ViewAgentPage is the agent page.
 type ViewAgentPage struct {
 	ViewAgent
+	// Backlog is a page of the inbox, newest first: unread rows, or every
+	// row when AllRows.
 	Backlog            []ViewInboxRow
+	AllRows            bool
 	CheckpointRevision uint64
 	CheckpointAt       time.Time
 	RequestsOut        []ViewRequest
@@ -555,8 +626,12 @@ type ViewDM struct {
 	LastAuthor       string
 }
 
-// AgentCursors are the agent page's list positions ("" = first page).
-type AgentCursors struct{ Inbox, In, Out, Private, Peers string }
+// AgentCursors are the agent page's list positions ("" = first page);
+// AllRows lists acknowledged inbox rows too.
+type AgentCursors struct {
+	Inbox, In, Out, Private, Peers string
+	AllRows                        bool
+}
 
 // Agent reads one agent's page at the lists' positions at.
 func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
@@ -591,7 +666,8 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	if err := v.seen(ctx, &out.ViewAgent); err != nil {
 		return nil, err
 	}
-	if out.Backlog, out.NextInbox, err = v.backlog(ctx, agent, at.Inbox); err != nil {
+	out.AllRows = at.AllRows
+	if out.Backlog, out.NextInbox, err = v.backlog(ctx, agent, at.Inbox, at.AllRows); err != nil {
 		return nil, err
 	}
 	names := map[string]string{a.ID: a.Name}

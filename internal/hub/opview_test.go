@@ -461,3 +461,45 @@ func ownerView(t *testing.T, f *fixture, box string) *hub.OwnerView {
 	}
 	return v
 }
+
+// TestOwnerViewBacklog: the backlog lists unread rows newest first (every
+// row on request), and the oldest unread row is found when ACKs skip rows.
+func TestOwnerViewBacklog(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		ca, cb := f.prime(f.a), f.prime(f.b)
+		arrived := map[uint64]time.Time{}
+		for i := uint64(1); i <= 5; i++ {
+			arrived[i] = f.clock.Now()
+			ibMustDMs(f, ca, fmt.Sprintf("dm%d", i), f.b.AgentID, 1)
+			f.clock.Advance(time.Minute)
+		}
+		ibListAll(f, cb, hub.FilterAll)
+		if _, err := ibAck(f, cb, "ack", 1, 2, 4); err != nil {
+			t.Fatalf("InboxAck: %v", err)
+		}
+		v := ownerView(t, f, f.box)
+		for _, tc := range []struct {
+			all  bool
+			want []uint64
+		}{{false, []uint64{5, 3}}, {true, []uint64{5, 4, 3, 2, 1}}} {
+			p, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{AllRows: tc.all})
+			if err != nil {
+				t.Fatalf("Agent(bob, all rows %v): %v", tc.all, err)
+			}
+			if got := pluck(p.Backlog, func(r hub.ViewInboxRow) string { return fmt.Sprint(r.Seq) }); !slices.Equal(got,
+				pluck(tc.want, func(n uint64) string { return fmt.Sprint(n) })) || p.NextInbox != "" {
+				t.Errorf("Agent(bob, all rows %v).Backlog seqs = %v, next %q; want %v and no next page", tc.all, got, p.NextInbox, tc.want)
+			}
+		}
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		for _, a := range box.Agents {
+			if a.ID == f.b.AgentID && (a.Unread != 2 || !a.OldestUnread.Equal(arrived[3])) {
+				t.Errorf("Box() bob unread %d, oldest unread %v; want 2 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
+			}
+		}
+	})
+}

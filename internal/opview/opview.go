@@ -252,7 +252,7 @@ func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) 
 func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
 	q := r.URL.Query()
 	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out"),
-		Private: q.Get("private"), Peers: q.Get("peers")})
+		Private: q.Get("private"), Peers: q.Get("peers"), AllRows: q.Get("rows") == "all"})
 	if err != nil {
 		return "", err
 	}
