@@ -60,6 +60,9 @@ const (
 	// ViewRequestsPerAgent bounds the board's read of each agent's
 	// incoming requests: ViewPageSize agents × 20 = store.MaxBatchGetKeys.
 	ViewRequestsPerAgent = 20
+	// ViewSessions bounds the sessions whose receipts an agent page reads
+	// (ViewPageSize rows × 10 = 500 keys, under store.MaxBatchGetKeys).
+	ViewSessions = 10
 )
 
 // OwnerView authenticates an owner key and returns the view of its box.
@@ -489,8 +492,12 @@ type ViewInboxRow struct {
 	Peer      string // the DM's other agent
 	Reasons   []string
 	At        time.Time
-	Acked     bool
-	AckedAt   time.Time
+	// ShownAt is when a session of the agent was first shown the row (its
+	// earliest receipt among the agent's ViewSessions most recently used
+	// sessions; zero when none of them was).
+	ShownAt time.Time
+	Acked   bool
+	AckedAt time.Time
 }
 
 // ReasonNames names the reason bits, in bit order.
@@ -571,6 +578,48 @@ func inboxRow(agent string, r *attentionRecord) ViewInboxRow {
 		}
 	}
 	return row
+}
+
+// receipts sets each row's ShownAt from the receipts (ses#S / rcpt#<seq>)
+// of agent's ViewSessions most recently used sessions, found on the
+// session index (GSI1 seen#<agent>): one Query and one BatchGet of at most
+// ViewPageSize × ViewSessions keys. Receipts of older, ended or expired
+// sessions are not consulted.
+func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInboxRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	sessions, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(agent), Reverse: true, Limit: ViewSessions})
+	if err != nil {
+		return storageErr(err)
+	}
+	var keys []store.Key
+	for _, it := range sessions {
+		_, id, _ := strings.Cut(it.GSI1SK, "#")
+		for _, r := range rows {
+			keys = append(keys, receiptKey(id, r.Seq))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	for i, it := range got {
+		if it == nil {
+			continue
+		}
+		rc, err := decode[receiptRecord](it)
+		if err != nil {
+			continue
+		}
+		if r := &rows[i%len(rows)]; r.ShownAt.IsZero() || rc.At.Before(r.ShownAt) {
+			r.ShownAt = rc.At
+		}
+	}
+	return nil
 }
 
 // oldestUnread is the arrival time of agent's oldest unread row among the
@@ -668,6 +717,9 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	}
 	out.AllRows = at.AllRows
 	if out.Backlog, out.NextInbox, err = v.backlog(ctx, agent, at.Inbox, at.AllRows); err != nil {
+		return nil, err
+	}
+	if err := v.receipts(ctx, agent, out.Backlog); err != nil {
 		return nil, err
 	}
 	names := map[string]string{a.ID: a.Name}

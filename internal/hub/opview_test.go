@@ -474,15 +474,17 @@ func TestOwnerViewBacklog(t *testing.T) {
 			ibMustDMs(f, ca, fmt.Sprintf("dm%d", i), f.b.AgentID, 1)
 			f.clock.Advance(time.Minute)
 		}
-		ibListAll(f, cb, hub.FilterAll)
+		shown := f.clock.Now()
+		ibListAll(f, cb, hub.FilterAll) // receipts for rows 1-5
 		if _, err := ibAck(f, cb, "ack", 1, 2, 4); err != nil {
 			t.Fatalf("InboxAck: %v", err)
 		}
+		ibMustDMs(f, ca, "dm6", f.b.AgentID, 1) // row 6, never shown
 		v := ownerView(t, f, f.box)
 		for _, tc := range []struct {
 			all  bool
 			want []uint64
-		}{{false, []uint64{5, 3}}, {true, []uint64{5, 4, 3, 2, 1}}} {
+		}{{false, []uint64{6, 5, 3}}, {true, []uint64{6, 5, 4, 3, 2, 1}}} {
 			p, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{AllRows: tc.all})
 			if err != nil {
 				t.Fatalf("Agent(bob, all rows %v): %v", tc.all, err)
@@ -491,14 +493,19 @@ func TestOwnerViewBacklog(t *testing.T) {
 				pluck(tc.want, func(n uint64) string { return fmt.Sprint(n) })) || p.NextInbox != "" {
 				t.Errorf("Agent(bob, all rows %v).Backlog seqs = %v, next %q; want %v and no next page", tc.all, got, p.NextInbox, tc.want)
 			}
+			for _, r := range p.Backlog {
+				if want := map[bool]time.Time{true: shown}[r.Seq <= 5]; !r.ShownAt.Equal(want) || r.Acked != (r.Seq == 1 || r.Seq == 2 || r.Seq == 4) {
+					t.Errorf("Agent(bob) row %d shown at %v, acked %v; want shown at %v (zero: never) and acked only for rows 1, 2, 4", r.Seq, r.ShownAt, r.Acked, want)
+				}
+			}
 		}
 		box, err := v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
 		for _, a := range box.Agents {
-			if a.ID == f.b.AgentID && (a.Unread != 2 || !a.OldestUnread.Equal(arrived[3])) {
-				t.Errorf("Box() bob unread %d, oldest unread %v; want 2 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
+			if a.ID == f.b.AgentID && (a.Unread != 3 || !a.OldestUnread.Equal(arrived[3])) {
+				t.Errorf("Box() bob unread %d, oldest unread %v; want 3 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
 			}
 		}
 	})
