@@ -688,7 +688,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 		return nil, apperr.Forbidden()
 	}
 	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(agent), profileKey(agent), inboxHeadKey(agent),
-		ackedCounterKey(agent), checkpointKey(agent)})
+		ackedCounterKey(agent), checkpointKey(agent), requestCounterKey(agent)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -729,7 +729,9 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	if out.RequestsOut, out.NextOut, err = v.requestPage(ctx, store.GSI2, outgoingIndex(agent), "out", at.Out, names); err != nil {
 		return nil, err
 	}
-	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
+	// The open-request counter, as on the box page; requests out are not
+	// counted (their open ones are on the list's pages).
+	out.ViewAgent.RequestsIn = int(count(got[5]))
 	if out.PrivateSpaces, out.NextPrivate, err = v.privateSpaces(ctx, agent, at.Private); err != nil {
 		return nil, err
 	}

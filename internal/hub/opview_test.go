@@ -68,8 +68,8 @@ func TestOwnerView(t *testing.T) {
 			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
 		ag, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
-		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 {
-			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one request in", ag, err)
+		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 || ag.ViewAgent.RequestsIn != 1 {
+			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one open request in", ag, err)
 		}
 
 		// Bob declares; a DM request from bob to alice is open. The board,
@@ -117,7 +117,7 @@ func TestOwnerView(t *testing.T) {
 		}
 		ag, err = v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
 		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
-			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID {
+			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID || ag.ViewAgent.RequestsIn != 0 {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
 		}
 
