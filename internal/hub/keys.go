@@ -16,7 +16,8 @@ import "github.com/agentbox/agentbox/internal/store"
 //	agent#<agent>        acks                ACK sequencer: moved by every ACK; the open ACK intent (inbox.go)
 //	agent#<agent>        member#<room>       current room memberships
 //	key#<key id>         key                 key record: hash of the secret, owner
-//	ses#<session>        ses                 session (ExpiresAt = idle expiry)
+//	ses#<session>        ses                 session (ExpiresAt = idle expiry); when bound,
+//	                                         GSI1 seen#<agent> / <last use ns 20>#<session>
 //	idem#<agent>         <mutation>          idempotency record of (agent, key), any tool (ExpiresAt)
 //	config#cursor        key                 the HMAC secret of every cursor (cursorkey.go)
 //

@@ -3,11 +3,15 @@ package hub
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/cursor"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -17,20 +21,29 @@ import (
 // (OwnerBox, admin_owner.go); every method checks that what it is asked for
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
 // id of another box and an id that does not exist look the same. Nothing
-// here writes. Every read is bounded: a page of agents or rooms is at most
-// ViewPageSize items, a room timeline at most ViewTimelineSize messages, an
-// inbox backlog at most ViewPageSize rows, and the requests board and the
-// activity charts read at most ViewScanMessages recent messages per room of
-// the page — a page never reads more than a fixed number of items however
-// large the box grows.
+// here writes. Every read is bounded: a page of agents, rooms, spaces,
+// members, inbox rows or requests is at most ViewPageSize items, a room
+// timeline at most ViewTimelineSize messages, and the activity charts read
+// at most ViewScanMessages recent messages per room of the page — a page
+// never reads more than a fixed number of items however large the box
+// grows.
+//
+// Paging. Every list is keyset-paged with the tools' cursors
+// (internal/cursor, keyed by the deployment's cursor secret, cursorkey.go):
+// a page reads ViewPageSize+1 entries of its partition, and when the probe
+// exists it returns an opaque cursor holding the last entry's sort key,
+// bound to the box (in the Agent field, as "owner:<box>") and to the list
+// and partition it came from, so a cursor of one list, agent or box is
+// CURSOR_INVALID on any other. The view carries cursors in its query
+// string; they grant nothing (the owner key is checked on every read).
 //
 // Requests come from the request records (requests.go): the board reads
-// the incoming index (GSI1 rin#<agent>) of each agent of the box page, at
-// most ViewRequestsPerAgent newest entries each, and re-reads every listed
-// request item from the table, because the index may lag and only the
-// table holds the current declaration (status, revision, time). An agent
-// page reads its own incoming and outgoing index (ViewPageSize each) the
-// same way; a room page reads the request items of the requests on its
+// the incoming index (GSI1 rin#<agent>) of each agent of its page of the
+// box's agents, at most ViewRequestsPerAgent newest entries each, and
+// re-reads every listed request item from the table, because the index may
+// lag and only the table holds the current declaration (status, revision,
+// time). An agent page pages through its own incoming and outgoing index
+// (ViewPageSize a page) the same way; a room page reads the request items of the requests on its
 // page by key. "Requests in" on the box page is the agent's open-request
 // counter (count#requests); "requests out" counts the open requests among
 // the board's records.
@@ -47,6 +60,9 @@ const (
 	// ViewRequestsPerAgent bounds the board's read of each agent's
 	// incoming requests: ViewPageSize agents × 20 = store.MaxBatchGetKeys.
 	ViewRequestsPerAgent = 20
+	// ViewSessions bounds the sessions whose receipts an agent page reads
+	// (ViewPageSize rows × 10 = 500 keys, under store.MaxBatchGetKeys).
+	ViewSessions = 10
 )
 
 // OwnerView authenticates an owner key and returns the view of its box.
@@ -62,6 +78,17 @@ func (h *Hub) OwnerView(ctx context.Context, key string) (*OwnerView, error) {
 func (v *OwnerView) BoxID() string { return v.box }
 
 // ViewAgent is one agent on the box page.
+//
+// LastSeen is the newest of: the last use its sessions recorded (the
+// session item's LastSeenAt, indexed by GSI1 seen#<agent>, one Query of
+// one entry), its checkpoint's save time, and its messages among those the
+// page read. A session records its use when it is primed, when its profile
+// is refreshed and, after that, when a quarter of the idle window has
+// passed since the last record (touch, session.go: 3 h with the default
+// 12 h window) — so an agent that only reads is seen to within that
+// quarter window, and one that writes messages or checkpoints exactly. An
+// ended session's record is deleted, and an expired one's may be: an agent
+// with no live session is seen by its writes only.
 type ViewAgent struct {
 	ID, Name, Role, Status  string
 	LastSeen                time.Time
@@ -79,10 +106,12 @@ type ViewRoom struct {
 	Messages    uint64
 }
 
-// ViewSpace is one public space on the box page.
+// ViewSpace is one space: a public one on the box page, a private one on
+// its members' pages (with Members).
 type ViewSpace struct {
 	ID, Title, Status string
 	Version           uint64
+	Members           int64
 }
 
 // ViewBox is the box page.
@@ -91,25 +120,82 @@ type ViewBox struct {
 	Agents      []ViewAgent
 	Rooms       []ViewRoom
 	Spaces      []ViewSpace
-	// More* say a list was cut at ViewPageSize.
-	MoreAgents, MoreRooms, MoreSpaces bool
-	Activity                          []int
+	// Next* are the cursors of the lists' next pages ("" at the end);
+	// Paged says this page is not the first of some list.
+	NextAgents, NextRooms, NextSpaces string
+	Paged                             bool
+	// Activity is messages per hour over the last 24 hours, oldest first;
+	// Requests the requests opened and answered in those hours.
+	Activity []int
+	Requests RequestActivity
 }
 
-func (v *OwnerView) query(ctx context.Context, q store.Query) ([]*store.Item, bool, error) {
-	q.Limit = ViewPageSize + 1
+// viewPos is a list position: the sort key of the last entry shown, in
+// the index or table the list reads.
+type viewPos struct {
+	After string `json:"a"`
+}
+
+// position decodes cur, a cursor of list over partition pk ("" = the
+// start), into the sort key it holds, with the scope to encode the next.
+func (v *OwnerView) position(ctx context.Context, list, pk, cur string) (cursor.Scope, string, error) {
+	if err := v.h.ensureCursorKey(ctx); err != nil {
+		return cursor.Scope{}, "", err
+	}
+	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + pk, Key: *v.h.cursorKey.Load()}
+	if cur == "" {
+		return scope, "", nil
+	}
+	var pos viewPos
+	if err := cursor.Decode(cur, scope, &pos); err != nil {
+		return scope, "", err
+	}
+	if pos.After == "" {
+		return scope, "", cursor.Invalid()
+	}
+	return scope, pos.After, nil
+}
+
+// page reads one page of list from q: at most size entries after the
+// position cur holds (before it when q.Reverse), and the cursor of the
+// next page, "" when there is none.
+func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, size int) ([]*store.Item, string, error) {
+	scope, after, err := v.position(ctx, list, q.PK, cur)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case after == "":
+	case q.Reverse:
+		q.To = store.Before(after)
+	default:
+		q.From = store.After(after)
+	}
+	q.Limit = size + 1
 	items, err := v.h.st.Query(ctx, q)
 	if err != nil {
-		return nil, false, storageErr(err)
+		return nil, "", storageErr(err)
 	}
-	if len(items) > ViewPageSize {
-		return items[:ViewPageSize], true, nil
+	if len(items) <= size {
+		return items, "", nil
 	}
-	return items, false, nil
+	items = items[:size]
+	last := items[size-1]
+	sk := last.SK
+	switch q.Index {
+	case store.GSI1:
+		sk = last.GSI1SK
+	case store.GSI2:
+		sk = last.GSI2SK
+	}
+	return items, cursor.Encode(scope, viewPos{After: sk}), nil
 }
 
-// Box reads the box page.
-func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
+// BoxCursors are the box page's list positions ("" = first page).
+type BoxCursors struct{ Agents, Rooms, Spaces string }
+
+// Box reads the box page at the lists' positions at.
+func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 	bi, err := v.h.st.Get(ctx, boxKey(v.box))
 	if err != nil {
 		return nil, storageErr(err)
@@ -121,8 +207,8 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
-	out := &ViewBox{BoxID: v.box, Name: b.Name}
-	rooms, err := v.rooms(ctx, out)
+	out := &ViewBox{BoxID: v.box, Name: b.Name, Paged: at != BoxCursors{}}
+	rooms, err := v.rooms(ctx, out, at.Rooms)
 	if err != nil {
 		return nil, err
 	}
@@ -134,22 +220,26 @@ func (v *OwnerView) Box(ctx context.Context) (*ViewBox, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := v.agents(ctx, out, msgs, names); err != nil {
+	if err := v.agents(ctx, out, at.Agents, msgs, names); err != nil {
 		return nil, err
 	}
-	if err := v.spaces(ctx, out); err != nil {
+	if err := v.spaces(ctx, out, at.Spaces); err != nil {
 		return nil, err
 	}
-	out.Activity = hourly(msgs, v.h.clock())
+	now := v.h.clock()
+	out.Activity = hourly(msgs, now)
+	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-func (v *OwnerView) rooms(ctx context.Context, out *ViewBox) ([]string, error) {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)})
+func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
 	if err != nil {
 		return nil, err
 	}
-	out.MoreRooms = more
+	out.NextRooms = next
 	var ids []string
 	var keys []store.Key
 	for _, it := range items {
@@ -200,12 +290,12 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	return out, nil
 }
 
-func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage, names map[string]string) error {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
-	out.MoreAgents = more
+	out.NextAgents = next
 	var keys []store.Key
 	for _, it := range items {
 		a, err := decode[agentRecord](it)
@@ -239,6 +329,9 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 				a.LastSeen = c.SavedAt
 			}
 		}
+		if err := v.seen(ctx, a); err != nil {
+			return err
+		}
 		a.RequestsIn = int(count(row[4]))
 		for _, r := range reqs {
 			if r.FromID == a.ID && r.Status == StatusOpen {
@@ -251,27 +344,42 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, msgs []viewMessage
 			}
 		}
 		if a.Unread > 0 {
-			backlog, err := v.backlog(ctx, a.ID)
-			if err != nil {
+			if a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(count(row[2]))); err != nil {
 				return err
-			}
-			for _, r := range backlog {
-				if !r.Acked {
-					a.OldestUnread = r.At
-					break
-				}
 			}
 		}
 	}
 	return nil
 }
 
-func (v *OwnerView) spaces(ctx context.Context, out *ViewBox) error {
-	items, more, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)})
+// seen moves a.LastSeen to its sessions' last recorded use when later.
+func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
+	items, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(a.ID), Reverse: true, Limit: 1})
+	if err != nil {
+		return storageErr(err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	ns, _, _ := strings.Cut(items[0].GSI1SK, "#")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return apperr.Normalize(fmt.Errorf("hub: session index key of %s: %w", a.ID, err))
+	}
+	if t := time.Unix(0, n).UTC(); t.After(a.LastSeen) {
+		a.LastSeen = t
+	}
+	return nil
+}
+
+// spaces reads a page of the box's public spaces index (the one place the
+// view reads it).
+func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)}, "spaces", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
-	out.MoreSpaces = more
+	out.NextSpaces = next
 	for _, it := range items {
 		s, err := decode[spaceListing](it)
 		if err != nil {
@@ -295,16 +403,101 @@ func hourly(msgs []viewMessage, now time.Time) []int {
 	return out
 }
 
+// RequestActivity is requests opened and answered per hour over the 24
+// hours before now, oldest first.
+//
+// Opened counts each (message, requested recipient) pair at its message's
+// send time. Answered counts a request at the time of its current
+// declaration when that declaration is result_ready or declined: every
+// declaration posts one canonical reply (request_respond), so the
+// candidates are the scanned replies whose payload declares one of those
+// two, and each is confirmed by its request record (current status, and
+// the record's response id is that reply), so a correction counts once, at
+// its own time, and a look-alike payload an agent sent by hand counts
+// never. Both come from the messages the page already read: the box page's
+// ViewScanMessages newest per room of its page, a room page's timeline
+// page; the confirmation is one BatchGet of at most
+// store.MaxBatchGetKeys request items (the newest candidates).
+type RequestActivity struct {
+	Opened, Answered []int
+}
+
+// declared is the declaration a canonical reply's payload carries.
+type declared struct {
+	Response struct {
+		Status string `json:"status"`
+	} `json:"response"`
+}
+
+func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now time.Time) (RequestActivity, error) {
+	out := RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
+	hour := func(t time.Time) (int, bool) {
+		age := now.Sub(t)
+		if age < 0 || age >= 24*time.Hour {
+			return 0, false
+		}
+		return 23 - int(age/time.Hour), true
+	}
+	var candidates []*messageRecord
+	for _, m := range msgs {
+		h, ok := hour(m.rec.SentAt)
+		if !ok {
+			continue
+		}
+		out.Opened[h] += len(m.rec.Requests)
+		if m.rec.ReplyTo == "" || len(m.rec.Payload) == 0 {
+			continue
+		}
+		var d declared
+		if json.Unmarshal(m.rec.Payload, &d) == nil && answered(d.Response.Status) {
+			candidates = append(candidates, m.rec)
+		}
+	}
+	if len(candidates) == 0 {
+		return out, nil
+	}
+	slices.SortFunc(candidates, func(a, b *messageRecord) int { return b.SentAt.Compare(a.SentAt) })
+	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
+	keys := make([]store.Key, len(candidates))
+	for i, m := range candidates {
+		keys[i] = requestKey(m.ReplyTo, m.AuthorID)
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return out, storageErr(err)
+	}
+	for i, it := range got {
+		if it == nil {
+			continue
+		}
+		r, err := decode[requestRecord](it)
+		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
+			continue
+		}
+		if h, ok := hour(r.DeclaredAt); ok {
+			out.Answered[h]++
+		}
+	}
+	return out, nil
+}
+
+func answered(status string) bool { return status == StatusResultReady || status == StatusDeclined }
+
 // ViewInboxRow is one row of an agent's inbox backlog.
 type ViewInboxRow struct {
 	Seq       uint64
 	MessageID string
 	RoomID    string
 	DM        bool
+	Peer      string // the DM's other agent
 	Reasons   []string
 	At        time.Time
-	Acked     bool
-	AckedAt   time.Time
+	// ShownAt is when a session of the agent was first shown the row (its
+	// earliest receipt among the agent's ViewSessions most recently used
+	// sessions; zero when none of them was).
+	ShownAt time.Time
+	Acked   bool
+	AckedAt time.Time
 }
 
 // ReasonNames names the reason bits, in bit order.
@@ -321,45 +514,181 @@ func ReasonNames(bits int) []string {
 	return out
 }
 
-func (v *OwnerView) backlog(ctx context.Context, agent string) ([]ViewInboxRow, error) {
-	pk := inboxHeadKey(agent).PK
-	items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: store.PrefixEnd("inbox#"), Limit: ViewPageSize})
-	if err != nil {
-		return nil, storageErr(err)
+// backlog reads a page of agent's inbox rows, newest first: the unread
+// ones, or every row when all is set. An unread page reads at most
+// inboxScanBudget rows (inbox_list's budget) past acknowledged ones; when
+// the budget ends a page early, its cursor continues below the last row
+// read.
+func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([]ViewInboxRow, string, error) {
+	list := "inbox:unread"
+	if all {
+		list = "inbox:all"
 	}
-	out := make([]ViewInboxRow, 0, len(items))
+	pk := inboxHeadKey(agent).PK
+	scope, after, err := v.position(ctx, list, pk, cur)
+	if err != nil {
+		return nil, "", err
+	}
+	to := store.PrefixEnd("inbox#")
+	if after != "" {
+		to = store.Before(after)
+	}
+	var out []ViewInboxRow
+	last, scanned, exhausted := "", 0, false
+	for len(out) < ViewPageSize && scanned < inboxScanBudget && !exhausted {
+		n := min(ViewPageSize+1, inboxScanBudget-scanned)
+		items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: to, Reverse: true, Limit: n})
+		if err != nil {
+			return nil, "", storageErr(err)
+		}
+		exhausted = len(items) < n
+		for _, it := range items {
+			if len(out) == ViewPageSize {
+				exhausted = false
+				break
+			}
+			scanned++
+			last = it.SK
+			r, err := decode[attentionRecord](it)
+			if err != nil {
+				return nil, "", apperr.Normalize(err)
+			}
+			if all || r.AckedBy == "" {
+				out = append(out, inboxRow(agent, r))
+			}
+		}
+		to = store.Before(last)
+	}
+	if exhausted || last == "" {
+		return out, "", nil
+	}
+	return out, cursor.Encode(scope, viewPos{After: last}), nil
+}
+
+func inboxRow(agent string, r *attentionRecord) ViewInboxRow {
+	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
+		Acked: r.AckedBy != "", AckedAt: r.AckedAt}
+	if s, ok := parseStream(r.Stream); ok {
+		row.DM, row.RoomID = s.kind == KindDM, s.room
+		if row.DM {
+			row.Peer = s.pair[0]
+			if row.Peer == agent {
+				row.Peer = s.pair[1]
+			}
+		}
+	}
+	return row
+}
+
+// receipts sets each row's ShownAt from the receipts (ses#S / rcpt#<seq>)
+// of agent's ViewSessions most recently used sessions, found on the
+// session index (GSI1 seen#<agent>): one Query and one BatchGet of at most
+// ViewPageSize × ViewSessions keys. Receipts of older, ended or expired
+// sessions are not consulted.
+func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInboxRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	sessions, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(agent), Reverse: true, Limit: ViewSessions})
+	if err != nil {
+		return storageErr(err)
+	}
+	var keys []store.Key
+	for _, it := range sessions {
+		_, id, _ := strings.Cut(it.GSI1SK, "#")
+		for _, r := range rows {
+			keys = append(keys, receiptKey(id, r.Seq))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	for i, it := range got {
+		if it == nil {
+			continue
+		}
+		rc, err := decode[receiptRecord](it)
+		if err != nil {
+			continue
+		}
+		if r := &rows[i%len(rows)]; r.ShownAt.IsZero() || rc.At.Before(r.ShownAt) {
+			r.ShownAt = rc.At
+		}
+	}
+	return nil
+}
+
+// oldestUnread is the arrival time of agent's oldest unread row among the
+// ViewScanMessages rows up to sequence acked+1 (acked: rows acknowledged).
+// Only acked rows are acknowledged, so at least one row up to acked+1 is
+// unread: when ACKs go in order, row acked+1 is the oldest unread, and when
+// they skip rows, the answer is exact as long as no unread row lies more
+// than ViewScanMessages rows below acked+1. One bounded Query.
+func (v *OwnerView) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
+	items, err := v.h.st.Query(ctx, store.Query{PK: inboxHeadKey(agent).PK, From: "inbox#", To: inboxRowKey(agent, acked+1).SK,
+		Reverse: true, Limit: ViewScanMessages})
+	if err != nil {
+		return time.Time{}, storageErr(err)
+	}
+	var at time.Time
 	for _, it := range items {
 		r, err := decode[attentionRecord](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return time.Time{}, apperr.Normalize(err)
 		}
-		row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
-			Acked: r.AckedBy != "", AckedAt: r.AckedAt}
-		if s, ok := parseStream(r.Stream); ok {
-			row.DM, row.RoomID = s.kind == KindDM, s.room
+		if r.AckedBy == "" {
+			at = r.At // newest first: the last one found is the oldest
 		}
-		out = append(out, row)
 	}
-	return out, nil
+	return at, nil
 }
 
 // ViewAgentPage is the agent page.
 type ViewAgentPage struct {
 	ViewAgent
+	// Backlog is a page of the inbox, newest first: unread rows, or every
+	// row when AllRows.
 	Backlog            []ViewInboxRow
+	AllRows            bool
 	CheckpointRevision uint64
 	CheckpointAt       time.Time
 	RequestsOut        []ViewRequest
 	RequestsIn         []ViewRequest
+	// PrivateSpaces are the private spaces the agent is a member of; DMs
+	// its conversations with the agents of a page of the box's agents.
+	PrivateSpaces []ViewSpace
+	DMs           []ViewDM
+	// Next* are the cursors of the lists' next pages ("" at the end).
+	NextInbox, NextIn, NextOut, NextPrivate, NextPeers string
 }
 
-// Agent reads one agent's page.
-func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, error) {
+// ViewDM is one DM conversation on an agent page: metadata only; its
+// messages are on the DM page.
+type ViewDM struct {
+	PeerID, PeerName string
+	Messages         uint64
+	LastAt           time.Time
+	LastAuthor       string
+}
+
+// AgentCursors are the agent page's list positions ("" = first page);
+// AllRows lists acknowledged inbox rows too.
+type AgentCursors struct {
+	Inbox, In, Out, Private, Peers string
+	AllRows                        bool
+}
+
+// Agent reads one agent's page at the lists' positions at.
+func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
 	if checkUUID("agent", agent) != nil {
 		return nil, apperr.Forbidden()
 	}
 	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(agent), profileKey(agent), inboxHeadKey(agent),
-		ackedCounterKey(agent), checkpointKey(agent)})
+		ackedCounterKey(agent), checkpointKey(agent), requestCounterKey(agent)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -380,24 +709,185 @@ func (v *OwnerView) Agent(ctx context.Context, agent string) (*ViewAgentPage, er
 	if got[4] != nil {
 		out.CheckpointRevision = got[4].Version
 		if c, err := decode[checkpointRecord](got[4]); err == nil {
-			out.CheckpointAt = c.SavedAt
+			out.CheckpointAt, out.LastSeen = c.SavedAt, c.SavedAt
 		}
 	}
-	if out.Backlog, err = v.backlog(ctx, agent); err != nil {
+	if err := v.seen(ctx, &out.ViewAgent); err != nil {
 		return nil, err
 	}
-	names, err := v.names(ctx)
-	if err != nil {
+	out.AllRows = at.AllRows
+	if out.Backlog, out.NextInbox, err = v.backlog(ctx, agent, at.Inbox, at.AllRows); err != nil {
 		return nil, err
 	}
-	if out.RequestsIn, err = v.readRequests(ctx, store.GSI1, []string{incomingIndex(agent)}, ViewPageSize, names); err != nil {
+	if err := v.receipts(ctx, agent, out.Backlog); err != nil {
 		return nil, err
 	}
-	if out.RequestsOut, err = v.readRequests(ctx, store.GSI2, []string{outgoingIndex(agent)}, ViewPageSize, names); err != nil {
+	names := map[string]string{a.ID: a.Name}
+	if out.RequestsIn, out.NextIn, err = v.requestPage(ctx, store.GSI1, incomingIndex(agent), "in", at.In, names); err != nil {
 		return nil, err
 	}
-	out.ViewAgent.RequestsIn, out.ViewAgent.RequestsOut = len(out.RequestsIn), len(out.RequestsOut)
+	if out.RequestsOut, out.NextOut, err = v.requestPage(ctx, store.GSI2, outgoingIndex(agent), "out", at.Out, names); err != nil {
+		return nil, err
+	}
+	// The open-request counter, as on the box page; requests out are not
+	// counted (their open ones are on the list's pages).
+	out.ViewAgent.RequestsIn = int(count(got[5]))
+	if out.PrivateSpaces, out.NextPrivate, err = v.privateSpaces(ctx, agent, at.Private); err != nil {
+		return nil, err
+	}
+	if out.DMs, out.NextPeers, err = v.dms(ctx, agent, at.Peers); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// privateSpaces reads a page of agent's private spaces: its side of each
+// membership, then the spaces and their member counters by key.
+func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]ViewSpace, string, error) {
+	pk, prefix := agentSpacePrefix(agent)
+	items, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "private", cur, ViewPageSize)
+	if err != nil || len(items) == 0 {
+		return nil, next, err
+	}
+	keys := make([]store.Key, 0, 2*len(items))
+	for _, it := range items {
+		m, err := decode[spaceMemberRecord](it)
+		if err != nil {
+			return nil, "", apperr.Normalize(err)
+		}
+		keys = append(keys, spaceKey(m.SpaceID), spaceMembersKey(m.SpaceID))
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	var out []ViewSpace
+	for i := 0; i < len(got); i += 2 {
+		if got[i] == nil {
+			continue
+		}
+		sp, err := decode[spaceRecord](got[i])
+		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
+			continue
+		}
+		out = append(out, ViewSpace{ID: sp.ID, Title: sp.Title, Status: sp.Status, Version: got[i].Version,
+			Members: count(got[i+1])})
+	}
+	return out, next, nil
+}
+
+// dms reads agent's DM streams with a page of the box's agents: their
+// heads (message count) and last messages (time, author), by key — two
+// BatchGets of at most ViewPageSize keys. A DM stream exists only between
+// agents of one box.
+func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "peers:"+agent, cur, ViewPageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	var peers []ViewDM
+	var heads []store.Key
+	for _, it := range items {
+		a, err := decode[agentRecord](it)
+		if err != nil {
+			return nil, "", apperr.Normalize(err)
+		}
+		if a.ID != agent {
+			peers = append(peers, ViewDM{PeerID: a.ID, PeerName: a.Name})
+			heads = append(heads, dmStream(agent, a.ID).head())
+		}
+	}
+	if len(heads) == 0 {
+		return nil, next, nil
+	}
+	got, err := v.h.st.BatchGet(ctx, heads)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	var out []ViewDM
+	var last []store.Key
+	for i, it := range got {
+		if n := version(it); n > 0 {
+			peers[i].Messages = n
+			out = append(out, peers[i])
+			last = append(last, dmStream(agent, peers[i].PeerID).msgKey(n))
+		}
+	}
+	if len(last) == 0 {
+		return nil, next, nil
+	}
+	msgs, err := v.h.st.BatchGet(ctx, last)
+	if err != nil {
+		return nil, "", storageErr(err)
+	}
+	for i, it := range msgs {
+		if it == nil {
+			continue
+		}
+		if m, err := decode[messageRecord](it); err == nil {
+			out[i].LastAt, out[i].LastAuthor = m.SentAt, m.AuthorName
+		}
+	}
+	return out, next, nil
+}
+
+// ViewDMPage is a DM conversation's page: content as for a room.
+type ViewDMPage struct {
+	A, B ViewMember
+	ViewTimeline
+}
+
+// DM reads the DM conversation of agents a and b, both of the box: up to
+// ViewTimelineSize messages older than older (the newest when empty).
+func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error) {
+	if checkUUID("agent", a) != nil || checkUUID("agent", b) != nil || a == b {
+		return nil, apperr.Forbidden()
+	}
+	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(a), agentKey(b)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := &ViewDMPage{}
+	names := map[string]string{}
+	for i, it := range got {
+		if it == nil {
+			return nil, apperr.Forbidden()
+		}
+		r, err := decode[agentRecord](it)
+		if err != nil || r.BoxID != v.box {
+			return nil, apperr.Forbidden()
+		}
+		names[r.ID] = r.Name
+		m := ViewMember{ID: r.ID, Name: r.Name}
+		if i == 0 {
+			out.A = m
+		} else {
+			out.B = m
+		}
+	}
+	if out.ViewTimeline, err = v.timeline(ctx, dmStream(a, b), older, names); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// requestPage reads a page of one agent's request index, newest first,
+// then the requests themselves (oldest first on the page).
+func (v *OwnerView) requestPage(ctx context.Context, index store.Index, partition, list, cur string, names map[string]string) ([]ViewRequest, string, error) {
+	entries, next, err := v.page(ctx, store.Query{Index: index, PK: partition, Reverse: true}, list, cur, ViewPageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	reqs, err := v.requestsAt(ctx, keysOf(entries), names)
+	return reqs, next, err
+}
+
+func keysOf(items []*store.Item) []store.Key {
+	keys := make([]store.Key, len(items))
+	for i, it := range items {
+		keys[i] = it.Key()
+	}
+	return keys
 }
 
 // ViewMessage is one message of a room timeline.
@@ -434,16 +924,18 @@ type ViewRoomPage struct {
 	ID, Name, BriefMD string
 	Archived          bool
 	Members           []ViewMember
-	Timeline          []ViewMessage
-	// Before, when non-zero, is the sequence to pass for the older page.
-	Before   uint64
-	Activity []int
+	// NextMembers is the cursor of the roster's next page ("" at the end).
+	NextMembers string
+	ViewTimeline
 }
 
-// Room reads a room page: the brief, the roster and up to
-// ViewTimelineSize messages before sequence before (0: the newest), with
-// replies folded under their thread roots.
-func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*ViewRoomPage, error) {
+// RoomCursors are the room page's list positions ("" = first page).
+type RoomCursors struct{ Older, Members string }
+
+// Room reads a room page: the brief, a page of the roster and up to
+// ViewTimelineSize messages older than at.Older (the newest when empty),
+// with replies folded under their thread roots.
+func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoomPage, error) {
 	if checkUUID("room", room) != nil {
 		return nil, apperr.Forbidden()
 	}
@@ -465,10 +957,11 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 		}
 	}
 	pk, prefix := rosterPrefix(room)
-	members, err := v.h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: ViewPageSize})
+	members, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "members", at.Members, ViewPageSize)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
+	out.NextMembers = next
 	for _, it := range members {
 		m, err := decode[memberRecord](it)
 		if err != nil {
@@ -476,38 +969,54 @@ func (v *OwnerView) Room(ctx context.Context, room string, before uint64) (*View
 		}
 		out.Members = append(out.Members, ViewMember{ID: m.AgentID, Name: m.AgentName, Follow: m.Follow})
 	}
-	s := roomStream(room)
-	to := store.PrefixEnd("msg#")
-	if before > 0 {
-		to = store.Before(s.msgKey(before).SK)
-	}
-	items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: to, Reverse: true, Limit: ViewTimelineSize + 1})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	if len(items) > ViewTimelineSize {
-		items = items[:ViewTimelineSize]
-	}
-	var msgs []viewMessage
-	for _, it := range items {
-		m, err := decode[messageRecord](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		msgs = append(msgs, viewMessage{rec: m, room: room})
-	}
-	if len(msgs) == ViewTimelineSize && msgs[len(msgs)-1].rec.Seq > 1 {
-		out.Before = msgs[len(msgs)-1].rec.Seq
-	}
 	names := map[string]string{}
 	for _, m := range out.Members {
 		names[m.ID] = m.Name
 	}
-	if err := v.declarations(ctx, msgs, names); err != nil {
+	if out.ViewTimeline, err = v.timeline(ctx, roomStream(room), at.Older, names); err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// ViewTimeline is a page of a room's or DM's messages, newest page first,
+// oldest first within the page, with its charts.
+type ViewTimeline struct {
+	Timeline []ViewMessage
+	// Older is the cursor of the older messages' page ("" at the start).
+	Older    string
+	Activity []int
+	Requests RequestActivity
+}
+
+// timeline reads up to ViewTimelineSize messages of s older than the
+// position cur holds (the newest when empty), their requests'
+// declarations, and folds replies under their thread roots.
+func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names map[string]string) (ViewTimeline, error) {
+	var out ViewTimeline
+	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"), Reverse: true},
+		"timeline", cur, ViewTimelineSize)
+	if err != nil {
+		return out, err
+	}
+	out.Older = older
+	var msgs []viewMessage
+	for _, it := range items {
+		m, err := decode[messageRecord](it)
+		if err != nil {
+			return out, apperr.Normalize(err)
+		}
+		msgs = append(msgs, viewMessage{rec: m, room: s.room})
+	}
+	if err := v.declarations(ctx, msgs, names); err != nil {
+		return out, err
+	}
+	now := v.h.clock()
+	out.Activity = hourly(msgs, now)
+	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+		return out, err
+	}
 	out.Timeline = foldThreads(msgs)
-	out.Activity = hourly(msgs, v.h.clock())
 	return out, nil
 }
 
@@ -593,26 +1102,25 @@ type ViewRequest struct {
 type ViewBoard struct {
 	Requests []ViewRequest
 	Statuses []string
+	// Next is the cursor of the board's next page of agents ("" at the
+	// end); Paged says this is not the first.
+	Next  string
+	Paged bool
 }
 
 // RequestStatuses are the board's groups, in order.
 var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady}
 
-// Requests reads the requests board: the incoming requests of the box
-// page's agents (see the design note).
-func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
-	var box ViewBox
-	if _, err := v.rooms(ctx, &box); err != nil {
-		return nil, err
-	}
-	names := map[string]string{}
-	for _, r := range box.Rooms {
-		names[r.ID] = r.Name
-	}
-	items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)})
+// Requests reads one page of the requests board: for a page of the box's
+// agents (at: its cursor), each one's ViewRequestsPerAgent newest incoming
+// requests. A request to an agent with more than that many newer ones is
+// not on the board; its agent page pages through all of them.
+func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "board", at, ViewPageSize)
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{}
 	var agents []ViewAgent
 	for _, it := range items {
 		a, err := decode[agentRecord](it)
@@ -626,56 +1134,29 @@ func (v *OwnerView) Requests(ctx context.Context) (*ViewBoard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses}, nil
+	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses, Next: next, Paged: at != ""}, nil
 }
 
 // boardRequests reads the newest ViewRequestsPerAgent incoming requests of
-// each of agents.
+// each of agents (at most ViewPageSize × ViewRequestsPerAgent =
+// store.MaxBatchGetKeys).
 func (v *OwnerView) boardRequests(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
-	partitions := make([]string, len(agents))
-	for i, a := range agents {
-		partitions[i] = incomingIndex(a.ID)
-	}
-	return v.readRequests(ctx, store.GSI1, partitions, ViewRequestsPerAgent, names)
-}
-
-// names maps the ids of the box page's rooms and agents to their names.
-func (v *OwnerView) names(ctx context.Context) (map[string]string, error) {
-	names := map[string]string{}
-	for _, q := range []string{boxRoomsIndex(v.box), boxAgentsIndex(v.box)} {
-		items, _, err := v.query(ctx, store.Query{Index: store.GSI1, PK: q})
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			// Rooms and agents both carry id and name.
-			if r, err := decode[struct{ ID, Name string }](it); err == nil {
-				names[r.ID] = r.Name
-			}
-		}
-	}
-	return names, nil
-}
-
-// readRequests reads at most limit newest index entries of each partition
-// of index, then the request items themselves from the table (their
-// current declaration) and the room messages they belong to (their
-// summary): three bounded reads whatever the box holds. Oldest first.
-func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partitions []string, limit int, names map[string]string) ([]ViewRequest, error) {
 	var keys []store.Key
-	seen := map[store.Key]bool{}
-	for _, p := range partitions {
-		entries, err := v.h.st.Query(ctx, store.Query{Index: index, PK: p, Reverse: true, Limit: limit})
+	for _, a := range agents {
+		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(a.ID), Reverse: true, Limit: ViewRequestsPerAgent})
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		for _, it := range entries {
-			if k := it.Key(); !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
+		keys = append(keys, keysOf(entries)...)
 	}
+	return v.requestsAt(ctx, keys, names)
+}
+
+// requestsAt reads the request items at keys from the table (their current
+// declaration; the index may lag), the room messages they belong to (their
+// summary) and the names names lacks (authors, recipients and rooms, by
+// key): at most four bounded reads. Oldest first.
+func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[string]string) ([]ViewRequest, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -683,9 +1164,8 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var out []ViewRequest
-	var msgKeys []store.Key
-	at := map[store.Key][]int{}
+	var recs []*requestRecord
+	var versions []uint64
 	for _, it := range got {
 		if it == nil {
 			continue
@@ -694,9 +1174,18 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
+		recs, versions = append(recs, r), append(versions, it.Version)
+	}
+	if err := v.nameRequests(ctx, recs, names); err != nil {
+		return nil, err
+	}
+	var out []ViewRequest
+	var msgKeys []store.Key
+	at := map[store.Key][]int{}
+	for i, r := range recs {
 		vr := ViewRequest{MessageID: r.MessageID, FromID: r.AuthorID, FromName: cmp.Or(names[r.AuthorID], r.AuthorID),
 			ToIDs: []string{r.RecipientID}, ToNames: []string{cmp.Or(names[r.RecipientID], r.RecipientID)},
-			Status: r.Status, Revision: it.Version, DeclaredAt: r.DeclaredAt, At: r.SentAt}
+			Status: r.Status, Revision: versions[i], DeclaredAt: r.DeclaredAt, At: r.SentAt}
 		if r.Destination.Kind == KindRoom {
 			vr.RoomID, vr.RoomName = r.Destination.RoomID, names[r.Destination.RoomID]
 			k := roomStream(r.Destination.RoomID).msgKey(r.StreamSeq)
@@ -729,6 +1218,46 @@ func (v *OwnerView) readRequests(ctx context.Context, index store.Index, partiti
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.MessageID, b.MessageID), cmp.Compare(a.ToIDs[0], b.ToIDs[0]))
 	})
 	return out, nil
+}
+
+// nameRequests adds to names the agents and rooms of recs it lacks, read by
+// key (at most store.MaxBatchGetKeys of them; the rest show as ids).
+func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, names map[string]string) error {
+	var keys []store.Key
+	want := func(id string, k store.Key) {
+		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {
+			names[id] = ""
+			keys = append(keys, k)
+		}
+	}
+	for _, r := range recs {
+		want(r.AuthorID, agentKey(r.AuthorID))
+		want(r.RecipientID, agentKey(r.RecipientID))
+		if r.Destination.Kind == KindRoom {
+			want(r.Destination.RoomID, roomKey(r.Destination.RoomID))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := v.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return storageErr(err)
+	}
+	for _, it := range got {
+		// Agents and rooms both carry id, name and box.
+		if it == nil {
+			continue
+		}
+		if r, err := decode[struct {
+			ID    string `json:"id"`
+			Name  string `json:"name"`
+			BoxID string `json:"box_id"`
+		}](it); err == nil && r.BoxID == v.box {
+			names[r.ID] = r.Name
+		}
+	}
+	return nil
 }
 
 func summary(md string) string {

@@ -1,10 +1,15 @@
 package hub_test
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -36,7 +41,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OwnerView(owner key): %v", err)
 		}
-		box, err := v.Box(f.ctx)
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -51,20 +56,20 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() alice = %+v; want 1 request out", a)
 			}
 		}
-		board, err := v.Requests(f.ctx)
+		board, err := v.Requests(f.ctx, "")
 		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" ||
 			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
 			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, 0)
+		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
 		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
 			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].AgentName != "bob" || d[0].Status != hub.StatusOpen || d[0].Revision != 0 {
 			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
-		ag, err := v.Agent(f.ctx, f.b.AgentID)
-		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 {
-			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one request in", ag, err)
+		ag, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
+		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 || ag.ViewAgent.RequestsIn != 1 {
+			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one open request in", ag, err)
 		}
 
 		// Bob declares; a DM request from bob to alice is open. The board,
@@ -78,7 +83,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		board, err = v.Requests(f.ctx)
+		board, err = v.Requests(f.ctx, "")
 		if err != nil || len(board.Requests) != 2 {
 			t.Fatalf("Requests() after the declaration = %+v, %v; want two requests", board, err)
 		}
@@ -94,7 +99,7 @@ func TestOwnerView(t *testing.T) {
 		if r := byID[dm.MessageID]; !r.DM || r.Status != hub.StatusOpen || r.FromName != "bob" || r.ToNames[0] != "alice" {
 			t.Errorf("Requests() bob's = %+v; want bob's open DM request to alice", r)
 		}
-		box, err = v.Box(f.ctx)
+		box, err = v.Box(f.ctx, hub.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -104,22 +109,41 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() %s open requests in/out = %d/%d, want %d/%d", a.Name, a.RequestsIn, a.RequestsOut, want[0], want[1])
 			}
 		}
-		page, err = v.Room(f.ctx, room.RoomID, 0)
+		page, err = v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
 		if err != nil || len(page.Timeline) == 0 {
 			t.Fatalf("Room() = %+v, %v", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].Status != hub.StatusAccepted || d[0].Revision != 1 || d[0].DeclaredAt.IsZero() {
 			t.Errorf("Room() request declarations after accepting = %+v; want bob accepted at revision 1", d)
 		}
-		ag, err = v.Agent(f.ctx, f.b.AgentID)
+		ag, err = v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
 		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
-			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID {
+			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID || ag.ViewAgent.RequestsIn != 0 {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
 		}
 
+		// Private spaces and DMs: on their members' pages, and the DM page.
+		hush := mustCreateSpace(f, ca, "private", "hush")
+		ag, err = v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+		if err != nil || len(ag.PrivateSpaces) != 1 || ag.PrivateSpaces[0].ID != hush.ID || ag.PrivateSpaces[0].Members != 1 ||
+			len(ag.DMs) != 1 || ag.DMs[0].PeerID != f.b.AgentID || ag.DMs[0].Messages != 1 || ag.DMs[0].LastAuthor != "bob" || ag.DMs[0].LastAt.IsZero() {
+			t.Errorf("Agent(alice) private spaces %+v, DMs %+v, %v; want hush with 1 member and one DM from bob", ag.PrivateSpaces, ag.DMs, err)
+		}
+		if bob, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
+			t.Errorf("Agent(bob) private spaces %+v, DMs %+v, %v; want none and the DM with alice", bob.PrivateSpaces, bob.DMs, err)
+		}
+		conv, err := v.DM(f.ctx, f.b.AgentID, f.a.AgentID, "")
+		if err != nil || len(conv.Timeline) != 1 || conv.Timeline[0].ID != dm.MessageID || len(conv.Timeline[0].Declarations) != 1 {
+			t.Errorf("DM(bob, alice) = %+v, %v; want bob's request with its declaration", conv, err)
+		}
+		ov := ownerView(t, f, f.other.BoxID)
 		for name, call := range map[string]func() error{
-			"Agent(other box)": func() error { _, err := v.Agent(f.ctx, f.other.AgentID); return err },
-			"Agent(not uuid)":  func() error { _, err := v.Agent(f.ctx, "x"); return err },
-			"Room(unknown)":    func() error { _, err := v.Room(f.ctx, f.other.AgentID, 0); return err },
+			"other box's DM(alice, bob)":     func() error { _, err := ov.DM(f.ctx, f.a.AgentID, f.b.AgentID, ""); return err },
+			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.ctx, f.other.AgentID, f.a.AgentID, ""); return err },
+			"DM(alice, mallory)":             func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.other.AgentID, ""); return err },
+			"DM(alice, alice)":               func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.a.AgentID, ""); return err },
+			"Agent(other box)":               func() error { _, err := v.Agent(f.ctx, f.other.AgentID, hub.AgentCursors{}); return err },
+			"Agent(not uuid)":                func() error { _, err := v.Agent(f.ctx, "x", hub.AgentCursors{}); return err },
+			"Room(unknown)":                  func() error { _, err := v.Room(f.ctx, f.other.AgentID, hub.RoomCursors{}); return err },
 		} {
 			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
 		}
@@ -130,5 +154,378 @@ func TestOwnerView(t *testing.T) {
 		// An owner key is no agent key.
 		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
 		wantCode(t, "Prime(owner key)", err, apperr.AuthFailed)
+	})
+}
+
+// TestOwnerViewRequestActivity: the box and room charts count requests
+// opened at their send hour and answered at the hour of their current
+// result_ready or declined declaration; an acceptance, a hand-made reply
+// whose payload looks like a declaration, and a superseded answer do not
+// count.
+func TestOwnerViewRequestActivity(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		c := f.mustAgent(f.box, "carol")
+		room := f.mustRoom("plan", "brief")
+		for _, ag := range []*hub.AgentInfo{f.a, f.b, c} {
+			f.mustAdd(room.RoomID, ag)
+		}
+		ca, cb, cc := f.prime(f.a), f.prime(f.b), f.prime(c)
+		at := hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}
+		// Hour 21: three requests opened (one message to bob and carol, one to bob).
+		q1 := f.mustSend(ca, "q1", hub.MessageSendInput{Destination: at, BodyMD: "review?", Requests: []string{f.b.AgentID, c.AgentID}, Mentions: []string{f.b.AgentID, c.AgentID}})
+		q2 := f.mustSend(ca, "q2", hub.MessageSendInput{Destination: at, BodyMD: "numbers?", Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+		f.clock.Advance(2 * time.Hour)
+		// Hour 23: bob answers q1 (result_ready, then corrected to declined:
+		// one answer), carol accepts q1, bob hand-writes a look-alike reply
+		// to q2.
+		for i, d := range []struct {
+			cr     hub.Credentials
+			key    string
+			msg    string
+			rev    hub.Revision
+			status string
+		}{{cb, "b1", q1.MessageID, 0, hub.StatusResultReady}, {cb, "b2", q1.MessageID, 1, hub.StatusDeclined},
+			{cc, "c1", q1.MessageID, 0, hub.StatusAccepted}} {
+			if _, err := respond(f, d.cr, d.key, d.msg, d.rev, d.status); err != nil {
+				t.Fatalf("declaration %d: %v", i, err)
+			}
+		}
+		f.mustSend(cb, "fake", hub.MessageSendInput{Destination: at, BodyMD: "done", ReplyTo: q2.MessageID,
+			Payload: hub.Object(`{"response":{"request_message_id":"` + q2.MessageID + `","status":"result_ready"}}`)})
+
+		v := ownerView(t, f, f.box)
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
+		if err != nil {
+			t.Fatalf("Room: %v", err)
+		}
+		for name, got := range map[string]hub.RequestActivity{"Box": box.Requests, "Room": page.Requests} {
+			want := hub.RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
+			want.Opened[21], want.Answered[23] = 3, 1
+			if !slices.Equal(got.Opened, want.Opened) || !slices.Equal(got.Answered, want.Answered) {
+				t.Errorf("%s().Requests = %+v, want opened 3 at hour 21 and answered 1 at hour 23: %+v", name, got, want)
+			}
+		}
+	})
+}
+
+// TestOwnerViewLastSeen: last seen is the session's recorded use (prime,
+// then a touch once a quarter of the idle window has passed), read from the
+// session index without any write of its own; an agent never primed is
+// never seen.
+func TestOwnerViewLastSeen(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var fw *refusingWrite
+		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
+		v := ownerView(t, f, f.box)
+		seen := func() map[string]time.Time {
+			t.Helper()
+			// The view reads only: every write would fail.
+			fw.set(1 << 30)
+			defer fw.set(0)
+			box, err := v.Box(f.ctx, hub.BoxCursors{})
+			if err != nil {
+				t.Fatalf("Box: %v", err)
+			}
+			out := map[string]time.Time{}
+			for _, a := range box.Agents {
+				out[a.ID] = a.LastSeen
+			}
+			page, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+			if err != nil || !page.LastSeen.Equal(out[f.a.AgentID]) {
+				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.a.AgentID])
+			}
+			return out
+		}
+		primed := f.clock.Now()
+		ca := f.prime(f.a)
+		f.clock.Advance(time.Hour)
+		if got := seen(); !got[f.a.AgentID].Equal(primed) || !got[f.b.AgentID].IsZero() {
+			t.Errorf("last seen after alice primed = %v; want alice at %v, bob never", got, primed)
+		}
+		f.clock.Advance(4 * time.Hour) // past a quarter of the idle window: the read touches
+		if _, err := f.h.CheckpointGet(f.ctx, ca, hub.CheckpointGetInput{}); err != nil {
+			t.Fatalf("CheckpointGet: %v", err)
+		}
+		if got := seen(); !got[f.a.AgentID].Equal(f.clock.Now()) {
+			t.Errorf("alice last seen after a touching read = %v, want %v", got[f.a.AgentID], f.clock.Now())
+		}
+	})
+}
+
+// TestOwnerViewPaging walks every list of the view one more entry than a
+// page holds: each page has at most ViewPageSize entries, the pages
+// together hold every entry once, and a cursor works only on the list, box
+// and partition it came from.
+func TestOwnerViewPaging(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		n := hub.ViewPageSize + 1
+		agents := []*hub.AgentInfo{f.a, f.b}
+		for i := len(agents); i < n; i++ {
+			agents = append(agents, f.mustAgent(f.box, fmt.Sprintf("agent %03d", i)))
+		}
+		crowd := f.mustRoom("crowd", "")
+		for _, ag := range agents {
+			f.mustAdd(crowd.RoomID, ag)
+		}
+		rooms := []string{crowd.RoomID}
+		for i := len(rooms); i < n; i++ {
+			rooms = append(rooms, f.mustRoom(fmt.Sprintf("room %03d", i), "").RoomID)
+		}
+		ca := f.prime(f.a)
+		var spaces, private []string
+		for i := range n {
+			spaces = append(spaces, mustCreateSpace(f, ca, "public", fmt.Sprintf("space %03d", i)).ID)
+			private = append(private, mustCreateSpace(f, ca, "private", fmt.Sprintf("private %03d", i)).ID)
+		}
+		// Alice's DM peers: one on each page of the box's agents (by name:
+		// "agent 002" on the first, bob on the second).
+		var toBob string
+		for _, to := range []*hub.AgentInfo{agents[2], f.b} {
+			toBob = f.mustSend(ca, "dm"+to.AgentID, hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to.AgentID}, BodyMD: "hi"}).MessageID
+		}
+		// Alice asks bob n times in a room of their own: n messages, n
+		// requests each way, n inbox rows for bob.
+		pair := f.mustRoom("pair", "")
+		f.mustAdd(pair.RoomID, f.a)
+		f.mustAdd(pair.RoomID, f.b)
+		var msgs []string
+		for i := range n {
+			m := f.mustSend(ca, fmt.Sprintf("q%d", i), hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindRoom, RoomID: pair.RoomID},
+				BodyMD: fmt.Sprintf("question %d", i), Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+			msgs = append(msgs, m.MessageID)
+			f.clock.Advance(time.Second) // request order is send time
+		}
+
+		v := ownerView(t, f, f.box)
+		cursors := map[string]string{}
+		// walk pages list through fetch and checks it yields want, each
+		// entry once, in pages of at most ViewPageSize.
+		walk := func(list string, want []string, fetch func(cur string) ([]string, string, error)) {
+			t.Helper()
+			seen := map[string]int{}
+			cur, pages := "", 0
+			for {
+				ids, next, err := fetch(cur)
+				if err != nil {
+					t.Fatalf("%s page %d: %v", list, pages+1, err)
+				}
+				pages++
+				if len(ids) > hub.ViewPageSize {
+					t.Errorf("%s page %d has %d entries, want at most %d", list, pages, len(ids), hub.ViewPageSize)
+				}
+				for _, id := range ids {
+					seen[id]++
+				}
+				if next == "" || pages > 3 {
+					break
+				}
+				cursors[list] = next
+				cur = next
+			}
+			for _, id := range want {
+				if seen[id] != 1 {
+					t.Errorf("%s: entry %s seen %d times over %d pages, want once", list, id, seen[id], pages)
+				}
+			}
+			if len(seen) != len(want) || pages != 2 {
+				t.Errorf("%s: %d entries over %d pages, want %d over 2", list, len(seen), pages, len(want))
+			}
+		}
+		agentIDs := func(agents []*hub.AgentInfo) []string {
+			return pluck(agents, func(a *hub.AgentInfo) string { return a.AgentID })
+		}
+		reqIDs := func(rs []hub.ViewRequest) []string {
+			return pluck(rs, func(r hub.ViewRequest) string { return r.MessageID })
+		}
+		type fetch = func(cur string) ([]string, string, error)
+		// The box page's three lists page together: the first page, then
+		// the page at all three next cursors (two reads of the box page,
+		// the costly one, for three walks).
+		var boxPages [2]*hub.ViewBox
+		boxList := func(next func(*hub.ViewBox) string, pick func(*hub.ViewBox) []string) fetch {
+			return func(cur string) ([]string, string, error) {
+				var err error
+				if boxPages[0] == nil {
+					if boxPages[0], err = v.Box(f.ctx, hub.BoxCursors{}); err != nil {
+						return nil, "", err
+					}
+				}
+				if cur == "" {
+					return pick(boxPages[0]), next(boxPages[0]), nil
+				}
+				if cur != next(boxPages[0]) {
+					return nil, "", fmt.Errorf("cursor %q is not the first page's", cur)
+				}
+				if boxPages[1] == nil {
+					first := boxPages[0]
+					if boxPages[1], err = v.Box(f.ctx, hub.BoxCursors{Agents: first.NextAgents, Rooms: first.NextRooms,
+						Spaces: first.NextSpaces}); err != nil {
+						return nil, "", err
+					}
+				}
+				return pick(boxPages[1]), next(boxPages[1]), nil
+			}
+		}
+		roomList := func(room string, at func(string) hub.RoomCursors, pick func(*hub.ViewRoomPage) ([]string, string)) fetch {
+			return pager(func(c hub.RoomCursors) (*hub.ViewRoomPage, error) { return v.Room(f.ctx, room, c) }, at, pick)
+		}
+		agentList := func(agent string, at func(string) hub.AgentCursors, pick func(*hub.ViewAgentPage) ([]string, string)) fetch {
+			return pager(func(c hub.AgentCursors) (*hub.ViewAgentPage, error) { return v.Agent(f.ctx, agent, c) }, at, pick)
+		}
+		for _, l := range []struct {
+			name  string
+			want  []string
+			fetch fetch
+		}{
+			{"agents", agentIDs(agents), boxList(func(b *hub.ViewBox) string { return b.NextAgents },
+				func(b *hub.ViewBox) []string { return pluck(b.Agents, func(a hub.ViewAgent) string { return a.ID }) })},
+			{"rooms", append(rooms, pair.RoomID), boxList(func(b *hub.ViewBox) string { return b.NextRooms },
+				func(b *hub.ViewBox) []string { return pluck(b.Rooms, func(r hub.ViewRoom) string { return r.ID }) })},
+			{"spaces", spaces, boxList(func(b *hub.ViewBox) string { return b.NextSpaces },
+				func(b *hub.ViewBox) []string { return pluck(b.Spaces, func(s hub.ViewSpace) string { return s.ID }) })},
+			{"members", agentIDs(agents), roomList(crowd.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Members: c} },
+				func(p *hub.ViewRoomPage) ([]string, string) {
+					return pluck(p.Members, func(m hub.ViewMember) string { return m.ID }), p.NextMembers
+				})},
+			{"timeline", msgs, roomList(pair.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Older: c} },
+				func(p *hub.ViewRoomPage) ([]string, string) {
+					return pluck(p.Timeline, func(m hub.ViewMessage) string { return m.ID }), p.Older
+				})},
+			{"inbox", append([]string{toBob}, msgs...), agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Inbox: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.Backlog, func(r hub.ViewInboxRow) string { return r.MessageID }), p.NextInbox
+				})},
+			{"requests in", msgs, agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{In: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsIn), p.NextIn })},
+			{"requests out", msgs, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Out: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsOut), p.NextOut })},
+			{"private spaces", private, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Private: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.PrivateSpaces, func(s hub.ViewSpace) string { return s.ID }), p.NextPrivate
+				})},
+			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.b}), agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Peers: c} },
+				func(p *hub.ViewAgentPage) ([]string, string) {
+					return pluck(p.DMs, func(d hub.ViewDM) string { return d.PeerID }), p.NextPeers
+				})},
+			// The board pages over agents; bob's 20 newest requests are on it.
+			{"board", msgs[n-hub.ViewRequestsPerAgent:], func(cur string) ([]string, string, error) {
+				b, err := v.Requests(f.ctx, cur)
+				if err != nil {
+					return nil, "", err
+				}
+				return reqIDs(b.Requests), b.Next, nil
+			}},
+		} {
+			walk(l.name, l.want, l.fetch)
+		}
+
+		// A cursor is bound to its list, partition and box.
+		ov := ownerView(t, f, f.other.BoxID)
+		for name, call := range map[string]func() error{
+			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cursors["agents"]}); return err },
+			"inbox cursor of bob for alice": func() error {
+				_, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{Inbox: cursors["inbox"]})
+				return err
+			},
+			"timeline cursor for another room": func() error {
+				_, err := v.Room(f.ctx, crowd.RoomID, hub.RoomCursors{Older: cursors["timeline"]})
+				return err
+			},
+			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"]}); return err },
+			"tampered":                     func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
+		} {
+			wantCode(t, name, call(), apperr.CursorInvalid)
+		}
+	})
+}
+
+// pluck maps xs through id.
+func pluck[T any](xs []T, id func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, id(x))
+	}
+	return out
+}
+
+// pager reads the page a cursor names (at turns it into the reader's
+// cursors) and picks the listed ids and the next cursor from it.
+func pager[C, P any](read func(C) (P, error), at func(string) C, pick func(P) ([]string, string)) func(string) ([]string, string, error) {
+	return func(cur string) ([]string, string, error) {
+		p, err := read(at(cur))
+		if err != nil {
+			return nil, "", err
+		}
+		ids, next := pick(p)
+		return ids, next, nil
+	}
+}
+
+// ownerView is the view of box through a new owner key.
+func ownerView(t *testing.T, f *fixture, box string) *hub.OwnerView {
+	t.Helper()
+	key, err := f.h.Admin().CreateOwnerKey(f.ctx, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.h.OwnerView(f.ctx, key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestOwnerViewBacklog: the backlog lists unread rows newest first (every
+// row on request), and the oldest unread row is found when ACKs skip rows.
+func TestOwnerViewBacklog(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		ca, cb := f.prime(f.a), f.prime(f.b)
+		arrived := map[uint64]time.Time{}
+		for i := uint64(1); i <= 5; i++ {
+			arrived[i] = f.clock.Now()
+			ibMustDMs(f, ca, fmt.Sprintf("dm%d", i), f.b.AgentID, 1)
+			f.clock.Advance(time.Minute)
+		}
+		shown := f.clock.Now()
+		ibListAll(f, cb, hub.FilterAll) // receipts for rows 1-5
+		if _, err := ibAck(f, cb, "ack", 1, 2, 4); err != nil {
+			t.Fatalf("InboxAck: %v", err)
+		}
+		ibMustDMs(f, ca, "dm6", f.b.AgentID, 1) // row 6, never shown
+		v := ownerView(t, f, f.box)
+		for _, tc := range []struct {
+			all  bool
+			want []uint64
+		}{{false, []uint64{6, 5, 3}}, {true, []uint64{6, 5, 4, 3, 2, 1}}} {
+			p, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{AllRows: tc.all})
+			if err != nil {
+				t.Fatalf("Agent(bob, all rows %v): %v", tc.all, err)
+			}
+			if got := pluck(p.Backlog, func(r hub.ViewInboxRow) string { return fmt.Sprint(r.Seq) }); !slices.Equal(got,
+				pluck(tc.want, func(n uint64) string { return fmt.Sprint(n) })) || p.NextInbox != "" {
+				t.Errorf("Agent(bob, all rows %v).Backlog seqs = %v, next %q; want %v and no next page", tc.all, got, p.NextInbox, tc.want)
+			}
+			for _, r := range p.Backlog {
+				if want := map[bool]time.Time{true: shown}[r.Seq <= 5]; !r.ShownAt.Equal(want) || r.Acked != (r.Seq == 1 || r.Seq == 2 || r.Seq == 4) {
+					t.Errorf("Agent(bob) row %d shown at %v, acked %v; want shown at %v (zero: never) and acked only for rows 1, 2, 4", r.Seq, r.ShownAt, r.Acked, want)
+				}
+			}
+		}
+		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		if err != nil {
+			t.Fatalf("Box: %v", err)
+		}
+		for _, a := range box.Agents {
+			if a.ID == f.b.AgentID && (a.Unread != 3 || !a.OldestUnread.Equal(arrived[3])) {
+				t.Errorf("Box() bob unread %d, oldest unread %v; want 3 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
+			}
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -146,13 +147,24 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 	if s.AgentID == "" {
 		idle = unboundIdle
 	}
-	return &store.Item{
+	it := &store.Item{
 		PK: sessionKey(s.ID).PK, SK: sessionKey(s.ID).SK,
 		Version:   version,
 		ExpiresAt: s.LastSeenAt.Add(idle).Unix(),
 		Data:      encode(s),
 	}
+	if s.AgentID != "" {
+		// The operator view's "last seen" reads the newest entry of this
+		// index (opview.go); it rides on the writes a session already
+		// makes (prime, touch, profile refresh), never one more.
+		it.GSI1PK, it.GSI1SK = seenIndex(s.AgentID), fmt.Sprintf("%020d#%s", s.LastSeenAt.UnixNano(), s.ID)
+	}
+	return it
 }
+
+// seenIndex is the GSI1 partition of an agent's bound sessions, ordered by
+// last use.
+func seenIndex(agent string) string { return "seen#" + agent }
 
 // OpenSession issues the signed, unbound id of a new MCP session, as
 // initialize does, and writes nothing. A bearer key, when sent, is checked

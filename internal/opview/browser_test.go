@@ -125,7 +125,6 @@ func TestBrowser(t *testing.T) {
 	room := text(`section[data-page="room"]`)
 	wantAll("room", room, "Plan the release.", "Please review the parser", "request → 1", "mentions 1", "1 replies", "follows", "https://example.com/f.md",
 		": open")
-	shot("room")
 
 	// A message sent after the page loaded appears on refresh.
 	w.rest(w.bob, "POST", "/v1/messages", map[string]any{"idempotency_key": "late", "body_md": "fresh news from bob",
@@ -142,10 +141,17 @@ func TestBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		t.Errorf("the room page did not show bob's accepted declaration chip: %v", err)
 	}
+	shot("room")
 
 	open("#agent/"+w.bob.AgentID, `section[data-page="agent"]`)
 	agent := text(`section[data-page="agent"]`)
-	wantAll("agent", agent, "Inbox backlog", "request", "mention", "unread", "Requests in", "Please review the **parser**", "accepted r1")
+	wantAll("agent", agent, "Inbox backlog", "request", "mention", "unread", "Requests in", "Please review the **parser**", "accepted r1",
+		"hush space", "Direct messages", "alice")
+	shot("agent")
+	if err := chromedp.Do(ctx, chromedp.Click(`table.dms a`), chromedp.WaitVisible(`section[data-page="dm"]`)); err != nil {
+		t.Fatalf("opening the DM from bob's page: %v", err)
+	}
+	wantAll("dm", text(`section[data-page="dm"]`), "just between us", "alice", "bob")
 
 	open("#requests", `section[data-page="requests"]`)
 	board := text(`section[data-page="requests"]`)

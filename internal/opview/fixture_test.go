@@ -36,24 +36,25 @@ var xss = []string{
 
 // world is a seeded box behind the real serve handler.
 type world struct {
-	t      *testing.T
-	srv    *httptest.Server
-	h      *hub.Hub
-	admin  *hub.Admin
-	box    string
-	other  string
-	alice  *hub.AgentInfo // write key
-	bob    *hub.AgentInfo // write key
-	rita   *hub.AgentInfo // read-only key
-	carol  *hub.AgentInfo // other box
-	room   *hub.RoomInfo
-	owner  string // owner key of box
-	ownerB string // owner key of the other box
-	revkd  string // revoked owner key of box
-	sess   map[string]string
-	csp    *atomic.Int64
-	logs   *lockedLog
-	reqID  string // a message carrying a request
+	t       *testing.T
+	srv     *httptest.Server
+	h       *hub.Hub
+	admin   *hub.Admin
+	box     string
+	other   string
+	alice   *hub.AgentInfo // write key
+	bob     *hub.AgentInfo // write key
+	rita    *hub.AgentInfo // read-only key
+	carol   *hub.AgentInfo // other box
+	room    *hub.RoomInfo
+	owner   string // owner key of box
+	ownerB  string // owner key of the other box
+	revkd   string // revoked owner key of box
+	sess    map[string]string
+	csp     *atomic.Int64
+	logs    *lockedLog
+	reqID   string // a message carrying a request
+	private string // alice and bob's private space
 }
 
 // countingHandler counts the view's CSP report log lines and keeps every
@@ -149,6 +150,29 @@ func newWorld(t *testing.T) *world {
 		"body_md": "On it.", "reply_to": w.reqID}, http.StatusOK, nil)
 	w.rest(w.alice, "POST", "/v1/spaces", map[string]any{"title": `<script>window.__pwned=1</script> release space`,
 		"goal": "Ship it. Done when reviewed.", "request_id": "req-1", "visibility": "public"}, http.StatusOK, nil)
+	// Bob asks alice, who answers: the charts have a request answered.
+	var ask struct {
+		ID string `json:"message_id"`
+	}
+	w.rest(w.bob, "POST", "/v1/messages", map[string]any{"idempotency_key": "q2", "destination": room,
+		"body_md": "Can you check the numbers?", "requests": []string{w.alice.AgentID}, "mentions": []string{w.alice.AgentID}},
+		http.StatusOK, &ask)
+	w.rest(w.alice, "POST", "/v1/requests/"+ask.ID+"/respond", map[string]any{"idempotency_key": "q2done",
+		"expected_revision": "0", "status": "result_ready", "body_md": "Numbers checked."}, http.StatusOK, nil)
+	// Alice and bob's private space and DM, seen only on their agent pages
+	// and the DM page.
+	var private struct {
+		Space struct {
+			ID string `json:"id"`
+		} `json:"space"`
+	}
+	w.rest(w.alice, "POST", "/v1/spaces", map[string]any{"title": `<img src=x onerror="window.__pwned=1"> hush space`,
+		"goal": "Private work.", "request_id": "req-2", "visibility": "private"}, http.StatusOK, &private)
+	w.private = private.Space.ID
+	w.rest(w.alice, "POST", "/v1/spaces/"+w.private+"/members/add", map[string]any{"agent_id": w.bob.AgentID}, http.StatusOK, nil)
+	w.rest(w.alice, "POST", "/v1/messages", map[string]any{"idempotency_key": "dm1",
+		"destination": map[string]any{"kind": "dm", "recipient_agent_id": w.bob.AgentID},
+		"body_md":     "DM body <script>window.__pwned=1</script> just between us"}, http.StatusOK, nil)
 	return w
 }
 

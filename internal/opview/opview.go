@@ -35,7 +35,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -81,6 +80,7 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/api/requests", v.api(v.requests))
 	v.mux.HandleFunc("GET /ui/api/room/{id}", v.api(v.room))
 	v.mux.HandleFunc("GET /ui/api/agent/{id}", v.api(v.agent))
+	v.mux.HandleFunc("GET /ui/api/dm/{a}/{b}", v.api(v.dm))
 	return v
 }
 
@@ -161,6 +161,8 @@ func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *htt
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			case apperr.NotFoundOrForbidden:
 				status = http.StatusNotFound
+			case apperr.CursorInvalid:
+				status = http.StatusBadRequest
 			}
 			if status == http.StatusInternalServerError {
 				v.log.ErrorContext(r.Context(), "ui read failed", "err", err)
@@ -218,16 +220,20 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host == r.Host
 }
 
-func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
-	b, err := ov.Box(ctx)
+// The lists' cursors travel in the query string (opaque, bound to the box
+// and list by the hub; they grant nothing without the owner key).
+
+func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	q := r.URL.Query()
+	b, err := ov.Box(ctx, hub.BoxCursors{Agents: q.Get("agents"), Rooms: q.Get("rooms"), Spaces: q.Get("spaces")})
 	if err != nil {
 		return "", err
 	}
 	return render("box", b)
 }
 
-func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, _ *http.Request) (string, error) {
-	b, err := ov.Requests(ctx)
+func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	b, err := ov.Requests(ctx, r.URL.Query().Get("agents"))
 	if err != nil {
 		return "", err
 	}
@@ -235,15 +241,8 @@ func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, _ *http.Reque
 }
 
 func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
-	var before uint64
-	if s := r.URL.Query().Get("before"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return "", apperr.Forbidden()
-		}
-		before = n
-	}
-	p, err := ov.Room(ctx, r.PathValue("id"), before)
+	q := r.URL.Query()
+	p, err := ov.Room(ctx, r.PathValue("id"), hub.RoomCursors{Older: q.Get("older"), Members: q.Get("members")})
 	if err != nil {
 		return "", err
 	}
@@ -251,11 +250,21 @@ func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) 
 }
 
 func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
-	p, err := ov.Agent(ctx, r.PathValue("id"))
+	q := r.URL.Query()
+	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out"),
+		Private: q.Get("private"), Peers: q.Get("peers"), AllRows: q.Get("rows") == "all"})
 	if err != nil {
 		return "", err
 	}
 	return render("agent", p)
+}
+
+func (v *Handler) dm(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+	p, err := ov.DM(ctx, r.PathValue("a"), r.PathValue("b"), r.URL.Query().Get("older"))
+	if err != nil {
+		return "", err
+	}
+	return render("dm", p)
 }
 
 var errTemplate = errors.New("opview: template")

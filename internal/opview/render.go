@@ -74,6 +74,47 @@ func chart(counts []int) template.HTML {
 	return template.HTML(b.String()) //nolint:gosec // numbers only
 }
 
+// requestChart draws requests opened and answered per hour as paired bars,
+// one group per series (data-series, data-total), attributes only.
+func requestChart(a hub.RequestActivity) template.HTML {
+	const w, h, slot, bar = 240, 40, 10, 4
+	peak := 1
+	for i := range a.Opened {
+		peak = max(peak, a.Opened[i], a.Answered[i])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" data-chart="requests" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="requests opened and answered per hour, last 24 hours">`, w, h+2, w, h+2)
+	for s, series := range []struct {
+		name, fill string
+		counts     []int
+	}{{"opened", "#e0a030", a.Opened}, {"answered", "#3a9a4a", a.Answered}} {
+		total := 0
+		for _, c := range series.counts {
+			total += c
+		}
+		fmt.Fprintf(&b, `<g data-series="%s" data-total="%d">`, series.name, total)
+		for i, c := range series.counts {
+			if c == 0 {
+				continue
+			}
+			bh := max(c*h/peak, 1)
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s %d</title></rect>`,
+				i*slot+s*bar, h-bh, bar, bh, series.fill, series.name, c)
+		}
+		b.WriteString(`</g>`)
+	}
+	fmt.Fprintf(&b, `<line x1="0" y1="%d" x2="%d" y2="%d" stroke="#999"/></svg>`, h+1, w, h+1)
+	return template.HTML(b.String()) //nolint:gosec // numbers and fixed names only
+}
+
+func sum(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
 func ago(t time.Time) string {
 	if t.IsZero() {
 		return "—"
@@ -101,7 +142,7 @@ func byStatus(b *hub.ViewBoard, status string) []hub.ViewRequest {
 }
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"md": Markdown, "clean": clean, "chart": chart, "ago": ago, "byStatus": byStatus,
+	"md": Markdown, "clean": clean, "chart": chart, "requestChart": requestChart, "sum": sum, "ago": ago, "byStatus": byStatus,
 	"join": func(s []string) string { return clean(strings.Join(s, ", ")) },
 }).ParseFS(templates, "templates/*.html"))
 

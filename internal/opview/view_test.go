@@ -1,6 +1,7 @@
 package opview_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -89,7 +90,8 @@ func TestHeadersAndOrigin(t *testing.T) {
 
 func TestFragmentsSanitized(t *testing.T) {
 	w := newWorld(t)
-	for _, path := range []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.bob.AgentID, "/ui/api/requests"} {
+	for _, path := range []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.bob.AgentID, "/ui/api/requests",
+		"/ui/api/agent/" + w.alice.AgentID, "/ui/api/dm/" + w.alice.AgentID + "/" + w.bob.AgentID} {
 		resp, b := w.do(w.owner, "", "GET", path, nil)
 		// The activity chart is the view's own SVG.
 		body := strings.ReplaceAll(string(b), `<svg class="chart"`, "")
@@ -106,6 +108,85 @@ func TestFragmentsSanitized(t *testing.T) {
 	for _, want := range []string{`rel="nofollow noreferrer noopener"`, "request → 1", "mentions 1", "1 replies", "https://example.com/f.md"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("room fragment lacks %q", want)
+		}
+	}
+}
+
+// TestRequestChart: the box and room fragments draw requests opened and
+// answered per hour as two series with the seeded counts.
+func TestRequestChart(t *testing.T) {
+	w := newWorld(t)
+	// The world holds two requests in the room, alice's answered.
+	series := func(path string, answered int) {
+		t.Helper()
+		_, b := w.do(w.owner, "", "GET", path, nil)
+		for _, want := range []string{`<g data-series="opened" data-total="2">`,
+			fmt.Sprintf(`<g data-series="answered" data-total="%d">`, answered), "<title>opened 2</title>",
+			fmt.Sprintf("<title>answered %d</title>", answered)} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("GET %s with %d answered: the chart lacks %s", path, answered, want)
+			}
+		}
+	}
+	paths := []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID}
+	for _, path := range paths {
+		series(path, 1)
+	}
+	w.rest(w.bob, "POST", "/v1/requests/"+w.reqID+"/respond", map[string]any{"idempotency_key": "done",
+		"expected_revision": "0", "status": "result_ready", "body_md": "Done."}, http.StatusOK, nil)
+	for _, path := range paths {
+		series(path, 2)
+	}
+}
+
+// TestCursorInQuery: the lists' cursors travel in the query string; a bad
+// one is a 400 CURSOR_INVALID with nothing of the box.
+func TestCursorInQuery(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?agents=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
+		"/ui/api/agent/" + w.bob.AgentID + "?inbox=x"} {
+		resp, body := w.do(w.owner, "", "GET", path, nil)
+		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), "CURSOR_INVALID") || strings.Contains(string(body), "alice") {
+			t.Errorf("GET %s = %d %q, want 400 CURSOR_INVALID without box data", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestPrivateSpacesAndDMs: the box's owner sees a private space and a DM
+// on their members' agent pages (metadata) and the DM's messages on its
+// page; another box's owner key sees nothing of them, with the refusal a
+// nonexistent agent gets.
+func TestPrivateSpacesAndDMs(t *testing.T) {
+	w := newWorld(t)
+	dm := "/ui/api/dm/" + w.alice.AgentID + "/" + w.bob.AgentID
+	for path, want := range map[string][]string{
+		"/ui/api/agent/" + w.alice.AgentID: {"hush space", `href="#dm/` + w.alice.AgentID + "/" + w.bob.AgentID + `"`, "Private spaces", "Direct messages"},
+		"/ui/api/agent/" + w.bob.AgentID:   {"hush space", `href="#dm/` + w.bob.AgentID + "/" + w.alice.AgentID + `"`},
+		dm:                                 {"just between us", "DM body"},
+		"/ui/api/dm/" + w.bob.AgentID + "/" + w.alice.AgentID: {"just between us"},
+	} {
+		resp, b := w.do(w.owner, "", "GET", path, nil)
+		for _, s := range want {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), s) {
+				t.Errorf("GET %s with the box's owner key = %d, lacks %q", path, resp.StatusCode, s)
+			}
+		}
+	}
+	if _, b := w.do(w.owner, "", "GET", "/ui/api/box", nil); strings.Contains(string(b), "hush space") || strings.Contains(string(b), "just between us") {
+		t.Errorf("the box page lists the private space or the DM's text; want them on the agent and DM pages only")
+	}
+	none := "00000000-0000-4000-8000-000000000000"
+	_, missing := w.do(w.ownerB, "", "GET", "/ui/api/dm/"+w.carol.AgentID+"/"+none, nil)
+	for _, path := range []string{dm, "/ui/api/dm/" + w.carol.AgentID + "/" + w.alice.AgentID, "/ui/api/agent/" + w.alice.AgentID} {
+		resp, b := w.do(w.ownerB, "", "GET", path, nil)
+		if resp.StatusCode != http.StatusNotFound || string(b) != string(missing) {
+			t.Errorf("GET %s with the other box's key = %d %q; want 404 like a DM with no such agent (%q)", path, resp.StatusCode, b, missing)
+		}
+	}
+	for _, path := range []string{"/ui/api/box", "/ui/api/agent/" + w.carol.AgentID, "/ui/api/requests"} {
+		if _, b := w.do(w.ownerB, "", "GET", path, nil); strings.Contains(string(b), "hush space") || strings.Contains(string(b), "just between us") ||
+			strings.Contains(string(b), w.alice.AgentID) {
+			t.Errorf("GET %s with the other box's key shows this box's private space, DM or agents", path)
 		}
 	}
 }

@@ -10,19 +10,25 @@
   function $(id) { return document.getElementById(id); }
   function key() { return sessionStorage.getItem(storeName); }
 
+  // route maps the hash (#page/id?cursors) to its fragment's address; the
+  // query carries the lists' opaque cursors (never the key) through as is.
   function route() {
     var h = location.hash.replace(/^#/, "");
-    var parts = h.split("/");
+    var q = h.indexOf("?");
+    var query = q >= 0 ? h.slice(q) : "";
+    var parts = (q >= 0 ? h.slice(0, q) : h).split("/");
     switch (parts[0]) {
       case "room":
-        return "/ui/api/room/" + encodeURIComponent(parts[1] || "") +
-          (parts[2] ? "?before=" + encodeURIComponent(parts[2]) : "");
+        return "/ui/api/room/" + encodeURIComponent(parts[1] || "") + query;
       case "agent":
-        return "/ui/api/agent/" + encodeURIComponent(parts[1] || "");
+        return "/ui/api/agent/" + encodeURIComponent(parts[1] || "") + query;
+      case "dm":
+        return "/ui/api/dm/" + encodeURIComponent(parts[1] || "") + "/" +
+          encodeURIComponent(parts[2] || "") + query;
       case "requests":
-        return "/ui/api/requests";
+        return "/ui/api/requests" + query;
     }
-    return "/ui/api/box";
+    return "/ui/api/box" + query;
   }
 
   function showLogin(message) {
