@@ -749,29 +749,35 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 	if err != nil || len(items) == 0 {
 		return nil, next, err
 	}
-	keys := make([]store.Key, 0, 2*len(items))
-	for _, it := range items {
+	ids := make([]string, len(items))
+	members := make([]store.Key, len(items))
+	for i, it := range items {
 		m, err := decode[spaceMemberRecord](it)
 		if err != nil {
 			return nil, "", apperr.Normalize(err)
 		}
-		keys = append(keys, spaceKey(m.SpaceID), spaceMembersKey(m.SpaceID))
+		ids[i], members[i] = m.SpaceID, spaceMembersKey(m.SpaceID)
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	// The small listing items, not the spaces (goals up to 20 KiB each).
+	listings, err := v.h.spaceListings(ctx, ids)
+	if err != nil {
+		return nil, "", err
+	}
+	counts, err := v.h.st.BatchGet(ctx, members)
 	if err != nil {
 		return nil, "", storageErr(err)
 	}
 	var out []ViewSpace
-	for i := 0; i < len(got); i += 2 {
-		if got[i] == nil {
+	for i, it := range listings {
+		if it == nil {
 			continue
 		}
-		sp, err := decode[spaceRecord](got[i])
+		sp, err := decode[spaceListing](it)
 		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
 			continue
 		}
-		out = append(out, ViewSpace{ID: sp.ID, Title: sp.Title, Status: sp.Status, Version: got[i].Version,
-			Members: count(got[i+1])})
+		out = append(out, ViewSpace{ID: sp.ID, Title: sp.Title, Status: sp.Status, Version: it.Version,
+			Members: count(counts[i])})
 	}
 	return out, next, nil
 }
