@@ -339,6 +339,29 @@ func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed boo
 // agent record and rewrites the card with it in one write, so the card is
 // in the directory index exactly while visible(rec) holds. A change that
 // changes nothing writes nothing.
+// bumpKeys rewrites the key records ids as they are, one version on, each
+// conditioned on the version read.
+func (a *Admin) bumpKeys(ctx context.Context, ids []string) ([]store.Op, error) {
+	keys := make([]store.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = keyRecordKey(id)
+	}
+	items, err := a.h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	var ops []store.Op
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		next := *it
+		next.Version++
+		ops = append(ops, store.Put(&next, store.AtVersion(it.Version)))
+	}
+	return ops, nil
+}
+
 func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(rec *agentRecord)) (*AgentInfo, error) {
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
@@ -367,6 +390,16 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 			return a.describe(ctx, rec)
 		}
 		ops := []store.Op{store.Put(a.agentItem(rec, ver+1), store.AtVersion(ver))}
+		if before.Status != rec.Status {
+			// A mutation that authenticated before this change checks its
+			// keys at the versions it read (authChecks): moving them makes
+			// it fail rather than commit for an agent no longer active.
+			keyOps, err := a.bumpKeys(ctx, rec.KeyIDs)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, keyOps...)
+		}
 		if cardIt != nil || visible(rec) {
 			// The card keeps its revision: opt-in is not a card change the
 			// agent has to merge.

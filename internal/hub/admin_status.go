@@ -5,7 +5,10 @@ package hub
 // A deactivated agent
 //
 //   - cannot authenticate: begin refuses an agent whose status is not
-//     active, with every key it holds;
+//     active, with every key it holds; and a mutation that authenticated
+//     just before cannot commit after it: the status write moves the
+//     agent's key records one version on, and every mutation checks its
+//     keys at the versions it read (authChecks);
 //   - is absent from the directory: its card leaves the box's directory
 //     index (cardItems lists only visible agents) and directory_get answers
 //     as for an unknown id;

@@ -126,7 +126,10 @@ type Caller struct {
 	Profile *profileRecord
 	// ProfileVersion is the current profile version.
 	ProfileVersion uint64
-	keyIDs         []string
+	// keyIDs are the presented keys, and keyVersions the versions their
+	// records were read at (authChecks).
+	keyIDs      []string
+	keyVersions []uint64
 	// Session is the live session, nil when none was presented (only
 	// agent_prime and get_help run without one).
 	Session        *sessionRecord
@@ -261,8 +264,9 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	if cr.Info != nil {
 		cr.Info.Attention = c.Attention
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		c.keyIDs = append(c.keyIDs, k.keyID)
+		c.keyVersions = append(c.keyVersions, items[2+i].Version)
 	}
 
 	if sessIdx >= 0 && items[sessIdx] != nil {
@@ -290,17 +294,19 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 }
 
 // authChecks are the conditions every mutation's write carries so that a
-// key revoked, or a profile changed, between the read and the write cannot
-// slip through: the presented keys still exist and the profile version is
-// the one this session observed.
+// key revoked, an agent deactivated, or a profile changed, between the read
+// and the write cannot slip through: the presented keys are still at the
+// versions read (a status change rewrites the agent's key records, see
+// updateVisibility) and the profile version is the one this session
+// observed.
 func authChecks(c *Caller) []guardedOp {
 	ops := []guardedOp{{
 		op:     store.Check(profileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
 		onFail: func(context.Context) error { return profileOutdated() },
 	}}
-	for _, id := range c.keyIDs {
+	for i, id := range c.keyIDs {
 		ops = append(ops, guardedOp{
-			op:     store.Check(keyRecordKey(id), store.Present),
+			op:     store.Check(keyRecordKey(id), store.AtVersion(c.keyVersions[i])),
 			onFail: func(context.Context) error { return authFailed() },
 		})
 	}

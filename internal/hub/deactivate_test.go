@@ -3,6 +3,7 @@ package hub_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -305,6 +306,40 @@ func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 		got, err := f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: room.RoomID})
 		if err != nil || rosterHas(got.Roster, f.b.AgentID) || got.Roster.Count != 1 {
 			t.Fatalf("RoomGet after an overtaken pass = %+v, %v; want bob marked inactive (count 1)", got, err)
+		}
+	})
+}
+
+// TestDeactivationOvertakesInFlightMutation deactivates bob after his
+// checkpoint_save read its keys and before it writes: the write checks the
+// keys at the versions it read, which the deactivation moved, so the save
+// fails AUTH_FAILED and nothing of it is stored. Reactivated, bob saves as
+// before.
+func TestDeactivationOvertakesInFlightMutation(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		crB := f.prime(f.b)
+		var once sync.Once
+		hook = func() {
+			once.Do(func() {
+				hook = func() {}
+				if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
+					t.Errorf("DeactivateAgent between bob's read and write: %v", err)
+				}
+			})
+		}
+		_, err := save(f, crB, "in-flight", 0, "written by an agent being deactivated")
+		wantCode(t, "checkpoint_save overtaken by a deactivation", err, apperr.AuthFailed)
+		if _, err := f.h.Admin().ReactivateAgent(f.ctx, f.b.AgentID); err != nil {
+			t.Fatalf("ReactivateAgent: %v", err)
+		}
+		got, err := f.h.CheckpointGet(f.ctx, crB, hub.CheckpointGetInput{})
+		if err != nil || got.Checkpoint.Revision != 0 {
+			t.Fatalf("checkpoint after the refused save = %+v, %v; want revision 0 (nothing stored)", got, err)
+		}
+		if _, err := save(f, crB, "after", 0, "back"); err != nil {
+			t.Fatalf("checkpoint_save after reactivation: %v", err)
 		}
 	})
 }
