@@ -271,21 +271,29 @@ type viewMessage struct {
 
 // recentMessages reads up to ViewScanMessages newest messages per room.
 func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewMessage, error) {
-	var out []viewMessage
-	for _, id := range rooms {
-		s := roomStream(id)
+	per := make([][]viewMessage, len(rooms))
+	err := eachLimit(ctx, len(rooms), viewParallelism, func(ctx context.Context, i int) error {
+		s := roomStream(rooms[i])
 		items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"),
 			Reverse: true, Limit: ViewScanMessages})
 		if err != nil {
-			return nil, storageErr(err)
+			return storageErr(err)
 		}
 		for _, it := range items {
 			m, err := decode[messageRecord](it)
 			if err != nil {
-				return nil, apperr.Normalize(err)
+				return apperr.Normalize(err)
 			}
-			out = append(out, viewMessage{rec: m, room: id})
+			per[i] = append(per[i], viewMessage{rec: m, room: rooms[i]})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []viewMessage
+	for _, msgs := range per {
+		out = append(out, msgs...)
 	}
 	return out, nil
 }
