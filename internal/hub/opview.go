@@ -337,9 +337,6 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 				a.LastSeen = c.SavedAt
 			}
 		}
-		if err := v.seen(ctx, a); err != nil {
-			return err
-		}
 		a.RequestsIn = int(count(row[4]))
 		for _, r := range reqs {
 			if r.FromID == a.ID && r.Status == StatusOpen {
@@ -351,13 +348,20 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 				a.LastSeen = m.rec.SentAt
 			}
 		}
-		if a.Unread > 0 {
-			if a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(count(row[2]))); err != nil {
-				return err
-			}
-		}
 	}
-	return nil
+	// A query or two per agent: eight at a time.
+	return eachLimit(ctx, len(out.Agents), viewParallelism, func(ctx context.Context, i int) error {
+		a := &out.Agents[i]
+		if err := v.seen(ctx, a); err != nil {
+			return err
+		}
+		if a.Unread == 0 {
+			return nil
+		}
+		var err error
+		a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(count(got[5*i+2])))
+		return err
+	})
 }
 
 // seen moves a.LastSeen to its sessions' last recorded use when later.
