@@ -16,6 +16,9 @@ package hub
 // move either lands first, and the move then finds the new shape, or
 // follows it, at the same version and content. Running it again finds
 // nothing left to move.
+//
+// The same command puts messages with requests sent before the box's
+// requests index existed (keys.go, boxRequestsIndex) on it.
 
 import (
 	"context"
@@ -32,6 +35,10 @@ type ListingsMigration struct {
 	// Spaces and Cards count the spaces and listed cards moved.
 	Spaces int `json:"spaces_moved"`
 	Cards  int `json:"cards_moved"`
+	// RequestMessages counts the messages with requests put on the box's
+	// requests index (the operator view's board), which messages sent
+	// before that index existed are not on.
+	RequestMessages int `json:"request_messages_moved"`
 }
 
 // migratePage bounds each read of the migration.
@@ -86,7 +93,93 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 			out.Cards++
 		}
 	}
+	if out.RequestMessages, err = a.indexRequests(ctx, box); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// indexRequests puts the box's request messages that are not on its
+// requests index on it. Their recipients are found on the agents'
+// incoming-request indexes: every recipient of a request is an agent of
+// the message's box.
+func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
+	var agents []string
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)}, func(it *store.Item) error {
+		agents = append(agents, strings.TrimPrefix(it.PK, agentKey("").PK))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	type message struct {
+		sentAt int64
+		to     []string
+	}
+	msgs := map[string]*message{}
+	var order []string
+	for _, agent := range agents {
+		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(agent)}, func(it *store.Item) error {
+			r, err := decode[requestRecord](it)
+			if err != nil {
+				return apperr.Normalize(err)
+			}
+			m := msgs[r.MessageID]
+			if m == nil {
+				m = &message{sentAt: r.SentAt.UnixNano()}
+				msgs[r.MessageID] = m
+				order = append(order, r.MessageID)
+			}
+			m.to = append(m.to, r.RecipientID)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	moved := 0
+	for _, id := range order {
+		m := msgs[id]
+		ok, err := a.indexRequest(ctx, box, id, seqKey(uint64(m.sentAt))+"#"+id, m.to)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			moved++
+		}
+	}
+	return moved, nil
+}
+
+// indexRequest puts one message's pointer on the box's requests index, at
+// its version, and reports false when it was on it already.
+func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []string) (bool, error) {
+	k := messagePointerKey(id)
+	for range adminAttempts {
+		it, err := a.h.st.Get(ctx, k)
+		if err != nil {
+			return false, storageErr(err)
+		}
+		if it == nil || it.GSI1PK != "" {
+			return false, nil
+		}
+		p, err := decode[pointerRecord](it)
+		if err != nil {
+			return false, apperr.Normalize(err)
+		}
+		p.Requests = to
+		next := *it
+		next.Data, next.GSI1PK, next.GSI1SK = encode(p), boxRequestsIndex(box), sortKey
+		err = a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))})
+		if moveAgain(err) {
+			continue
+		}
+		if err != nil {
+			return false, storageErr(err)
+		}
+		return true, nil
+	}
+	return false, apperr.Unavailable(errors.New("message pointer changed concurrently"))
 }
 
 // eachEntry calls fn on every item of q's partition, migratePage at a time.

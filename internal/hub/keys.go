@@ -91,6 +91,10 @@ func memberCountKey(room string) store.Key { return store.Key{PK: "room#" + room
 func directoryIndex(box string) string     { return "box#" + box + "#directory" }
 func boxRoomsIndex(box string) string      { return "box#" + box + "#rooms" }
 
+// boxRequestsIndex is the GSI1 partition of a box's request messages'
+// pointers (msg#<id> / msg), by send time: the operator view's board.
+func boxRequestsIndex(box string) string { return "box#" + box + "#requests" }
+
 // orderKey is an index sort key ordering by folded name, then id.
 func orderKey(name, id string) string { return sortFold(name) + "\x01" + id }
 

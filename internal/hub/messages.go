@@ -15,7 +15,8 @@ package hub
 //	room#R / msg#<seq>           a room message, in full
 //	dm#<A>#<B> / head            DM stream head of the pair, A < B
 //	dm#<A>#<B> / msg#<seq>       a DM, in full
-//	msg#<id> / msg               the message's address: stream, sequence, author, thread
+//	msg#<id> / msg               the message's address: stream, sequence, author, thread;
+//	                             with requests, GSI1 box#<box>#requests / <sent ns 20>#<id>
 //	thr#<root> / m#<seq>         the thread index: one row per message of the thread
 //
 // Attention. At send time each recipient other than the author gets at most
@@ -175,6 +176,30 @@ type pointerRecord struct {
 	AuthorID   string `json:"author_id"`
 	ReplyTo    string `json:"reply_to,omitempty"`
 	ThreadRoot string `json:"thread_root"`
+	// Requests are the agents the message requests something of. A
+	// pointer with requests is on its box's requests index (GSI1
+	// box#B#requests / <sent ns>#<message>), which the operator view's
+	// board pages: one small entry per request message, none per
+	// recipient, and no item of its own.
+	Requests []string `json:"requests,omitempty"`
+}
+
+// pointerItem is a message's pointer item, on the box's requests index
+// when the message carries requests.
+func pointerItem(box string, msg *messageRecord) *store.Item {
+	pk := messagePointerKey(msg.ID)
+	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: encode(pointerRecord{Stream: msg.Stream, Seq: msg.Seq,
+		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests})}
+	if len(msg.Requests) > 0 {
+		it.GSI1PK, it.GSI1SK = boxRequestsIndex(box), requestsIndexKey(msg)
+	}
+	return it
+}
+
+// requestsIndexKey orders a request message on its box's requests index:
+// by send time, then id.
+func requestsIndexKey(msg *messageRecord) string {
+	return seqKey(uint64(msg.SentAt.UnixNano())) + "#" + msg.ID
 }
 
 // threadRecord is one row of a thread index.
@@ -508,9 +533,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	msg.Seq = p.next(c, s.head)
 	mk := s.st.msgKey(msg.Seq)
 	p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: encode(&msg)}, store.Absent, contended)
-	pk := messagePointerKey(msg.ID)
-	p.put(&store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: encode(pointerRecord{Stream: msg.Stream, Seq: msg.Seq,
-		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot})}, store.Absent, nil)
+	p.put(pointerItem(c.BoxID, &msg), store.Absent, nil)
 	tk := threadKey(msg.ThreadRoot, msg.Seq)
 	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: encode(threadRecord{ID: msg.ID, Stream: msg.Stream,
 		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)

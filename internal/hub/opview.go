@@ -37,16 +37,15 @@ import (
 // CURSOR_INVALID on any other. The view carries cursors in its query
 // string; they grant nothing (the owner key is checked on every read).
 //
-// Requests come from the request records (requests.go): the board reads
-// the incoming index (GSI1 rin#<agent>) of each agent of its page of the
-// box's agents, at most ViewRequestsPerAgent newest entries each, and
-// re-reads every listed request item from the table, because the index may
-// lag and only the table holds the current declaration (status, revision,
-// time). An agent page pages through its own incoming and outgoing index
+// Requests come from the request records (requests.go): the board pages
+// the box's requests index (GSI1 box#B#requests: the pointers of messages
+// that carry requests, newest first) and re-reads every listed request
+// item from the table, because the index may lag and only the table holds
+// the current declaration (status, revision, time). An agent page pages through its own incoming and outgoing index
 // (ViewPageSize a page) the same way; a room page reads the request items of the requests on its
 // page by key. "Requests in" on the box page is the agent's open-request
 // counter (count#requests); "requests out" counts the open requests among
-// the board's records.
+// the page's agents' ViewRequestsPerAgent newest incoming requests.
 type OwnerView struct {
 	h   *Hub
 	box string
@@ -57,9 +56,13 @@ const (
 	ViewPageSize     = 50
 	ViewTimelineSize = 50
 	ViewScanMessages = 200
-	// ViewRequestsPerAgent bounds the board's read of each agent's
+	// ViewRequestsPerAgent bounds the box page's read of each agent's
 	// incoming requests: ViewPageSize agents × 20 = store.MaxBatchGetKeys.
 	ViewRequestsPerAgent = 20
+	// ViewBoardMessages is the board's page of request messages: at most
+	// 20 requests each, so a page re-reads at most store.MaxBatchGetKeys
+	// request items.
+	ViewBoardMessages = 50
 	// ViewSessions bounds the sessions whose receipts an agent page reads
 	// (ViewPageSize rows × 10 = 500 keys, under store.MaxBatchGetKeys).
 	ViewSessions = 10
@@ -1129,26 +1132,28 @@ type ViewBoard struct {
 // RequestStatuses are the board's groups, in order.
 var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady}
 
-// Requests reads one page of the requests board: for a page of the box's
-// agents (at: its cursor), each one's ViewRequestsPerAgent newest incoming
-// requests. A request to an agent with more than that many newer ones is
-// not on the board; its agent page pages through all of them.
+// Requests reads one page of the requests board: the box's request
+// messages, newest first, ViewBoardMessages a page (at: its cursor), from
+// the box's requests index (the message pointers of messages that carry
+// requests, keys.go), with every request of each re-read from the table
+// for its current declaration. Every request of the box is on some page.
 func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error) {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "board", at, ViewPageSize)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxRequestsIndex(v.box), Reverse: true}, "board", at, ViewBoardMessages)
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{}
-	var agents []ViewAgent
+	var keys []store.Key
 	for _, it := range items {
-		a, err := decode[agentRecord](it)
+		p, err := decode[pointerRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		names[a.ID] = a.Name
-		agents = append(agents, ViewAgent{ID: a.ID})
+		id := strings.TrimPrefix(it.PK, "msg#")
+		for _, to := range p.Requests {
+			keys = append(keys, requestKey(id, to))
+		}
 	}
-	reqs, err := v.boardRequests(ctx, agents, names)
+	reqs, err := v.requestsAt(ctx, keys, map[string]string{})
 	if err != nil {
 		return nil, err
 	}

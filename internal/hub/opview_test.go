@@ -413,8 +413,10 @@ func TestOwnerViewPaging(t *testing.T) {
 				func(p *hub.ViewAgentPage) ([]string, string) {
 					return pluck(p.DMs, func(d hub.ViewDM) string { return d.PeerID }), p.NextPeers
 				})},
-			// The board pages over agents; bob's 20 newest requests are on it.
-			{"board", msgs[n-hub.ViewRequestsPerAgent:], func(cur string) ([]string, string, error) {
+			// The board pages over the box's request messages: every
+			// request is on it, once, though bob has more than
+			// ViewRequestsPerAgent of them.
+			{"board", msgs, func(cur string) ([]string, string, error) {
 				b, err := v.Requests(f.ctx, cur)
 				if err != nil {
 					return nil, "", err
@@ -427,6 +429,9 @@ func TestOwnerViewPaging(t *testing.T) {
 
 		// A cursor is bound to its list, partition and box.
 		ov := ownerView(t, f, f.other.BoxID)
+		if b, err := ov.Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
+			t.Errorf("another box's board = %d requests, %v; want none", len(b.Requests), err)
+		}
 		for name, call := range map[string]func() error{
 			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cursors["agents"]}); return err },
 			"inbox cursor of bob for alice": func() error {
@@ -438,6 +443,7 @@ func TestOwnerViewPaging(t *testing.T) {
 				return err
 			},
 			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"]}); return err },
+			"board cursor on another box":  func() error { _, err := ov.Requests(f.ctx, cursors["board"]); return err },
 			"tampered":                     func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
 		} {
 			wantCode(t, name, call(), apperr.CursorInvalid)
@@ -526,6 +532,72 @@ func TestOwnerViewBacklog(t *testing.T) {
 			if a.ID == f.b.AgentID && (a.Unread != 3 || !a.OldestUnread.Equal(arrived[3])) {
 				t.Errorf("Box() bob unread %d, oldest unread %v; want 3 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
 			}
+		}
+	})
+}
+
+// TestBoardIndexesRequestMessages: the board lists every request of the
+// box from the box's requests index, which a send writes atomically with
+// the message (a refused send leaves nothing on it); a message sent before
+// the index existed (its pointer without the index keys) is put on it by
+// migrate-listings, once.
+func TestBoardIndexesRequestMessages(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		carol := f.mustAgent(f.box, "carol")
+		room := f.mustRoom("work", "")
+		for _, ag := range []*hub.AgentInfo{f.a, f.b, carol} {
+			f.mustAdd(room.RoomID, ag)
+		}
+		inRoom := f.mustSend(crA, "both", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "review?",
+			Requests: []string{f.b.AgentID, carol.AgentID}, Mentions: []string{f.b.AgentID, carol.AgentID}})
+		f.clock.Advance(time.Second)
+		old := f.mustSend(crB, "dm", hub.MessageSendInput{Destination: toDM(f.a.AgentID), BodyMD: "numbers?",
+			Requests: []string{f.a.AgentID}})
+		// A send refused (the target is no member) writes nothing.
+		if _, err := send(f, crA, "refused", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "x",
+			Requests: []string{f.other.AgentID}, Mentions: []string{f.other.AgentID}}); err == nil {
+			t.Fatalf("a request to another box's agent was sent")
+		}
+		// The DM request as a message sent before the index existed.
+		pk := store.Key{PK: "msg#" + old.MessageID, SK: "msg"}
+		it, err := f.raw.Get(f.ctx, pk)
+		if err != nil || it == nil || it.GSI1PK != "box#"+f.box+"#requests" {
+			t.Fatalf("pointer of a request message = %+v, %v; want it on the box's requests index", it, err)
+		}
+		it.GSI1PK, it.GSI1SK = "", ""
+		if err := f.raw.Write(f.ctx, []store.Op{store.Put(it, store.AtVersion(it.Version))}); err != nil {
+			t.Fatalf("writing the old shape: %v", err)
+		}
+
+		v := ownerView(t, f, f.box)
+		board := func(want ...string) {
+			t.Helper()
+			b, err := v.Requests(f.ctx, "")
+			if err != nil {
+				t.Fatalf("Requests: %v", err)
+			}
+			var got []string
+			for _, r := range b.Requests {
+				got = append(got, r.MessageID+"→"+r.ToIDs[0])
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("board = %q, want %q", got, want)
+			}
+		}
+		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID)
+		for run, want := range []int{1, 0} {
+			got, err := f.h.Admin().MigrateListings(f.ctx, f.box)
+			if err != nil || got.RequestMessages != want {
+				t.Fatalf("MigrateListings(run %d) = %+v, %v; want %d request messages moved", run+1, got, err, want)
+			}
+		}
+		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.a.AgentID)
+		if b, err := ownerView(t, f, f.other.BoxID).Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
+			t.Errorf("another box's board = %+v, %v; want no request", b, err)
 		}
 	})
 }
