@@ -31,6 +31,30 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 		t.Fatalf("checkpoint_save: HTTP %d %s", r.status, r.body)
 	}
 
+	batch := map[string]string{}
+	for k, v := range headers {
+		batch[k] = v
+	}
+	batch["Mcp-Protocol-Version"] = "2025-03-26"
+	for _, tc := range []struct {
+		name, body string
+		headers    map[string]string
+	}{
+		{"2025-03-26 batch", "[" + toolCall("profile_get", `{}`) + "," + toolCall("no_such_tool", `{}`) + "," +
+			`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"checkpoint_get"}}]`, batch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			direct, sdk := e.post(t, tc.body, tc.headers), viaSDK.post(t, tc.body, tc.headers)
+			var got, want any
+			if direct.status != sdk.status || json.Unmarshal(direct.body, &got) != nil || json.Unmarshal(sdk.body, &want) != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("answers differ:\ndirect %d %s\nSDK    %d %s", direct.status, direct.body, sdk.status, sdk.body)
+			}
+			if answers, ok := got.([]any); direct.status != 200 || !ok || len(answers) != 3 {
+				t.Errorf("batch answer: HTTP %d %s; want 200 with three answers", direct.status, direct.body)
+			}
+		})
+	}
+
 	for _, tc := range []struct{ name, body string }{
 		{"read", toolCall("profile_get", `{}`)},
 		{"read with a body", toolCall("checkpoint_get", `{}`)},
