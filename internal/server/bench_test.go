@@ -223,21 +223,24 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchCalls are the calls the per-call benchmarks time: a read and a
+// mutation.
+var benchCalls = []struct {
+	name string
+	call func(c *caller)
+}{
+	{"profile_get", func(c *caller) { c.tool("profile_get", "GET", "/v1/profile", "{}") }},
+	{"checkpoint_save", (*caller).save},
+}
+
 // BenchmarkHandlerCall measures one call straight into the handler (no
 // network, one caller), for CPU and allocations per call over REST and
 // MCP. cpu-ns/op is process CPU time (garbage collection included), which
 // unlike ns/op does not count waiting for fdatasync or for a busy machine.
 // Run with -cpuprofile and -memprofile to see where the cost is.
 func BenchmarkHandlerCall(b *testing.B) {
-	calls := []struct {
-		name string
-		call func(c *caller)
-	}{
-		{"profile_get", func(c *caller) { c.tool("profile_get", "GET", "/v1/profile", "{}") }},
-		{"checkpoint_save", (*caller).save},
-	}
 	for _, transport := range []string{"rest", "mcp"} {
-		for _, tc := range calls {
+		for _, tc := range benchCalls {
 			b.Run(transport+"/"+tc.name, func(b *testing.B) {
 				srv := newBenchServer(b, 1, bolt.Options{})
 				c := &caller{b: b, srv: srv, key: srv.keys[0], mcp: transport == "mcp"}
@@ -258,15 +261,8 @@ func BenchmarkHandlerCall(b *testing.B) {
 // server: p50 and p99 of the client-observed round trip, for a read and a
 // mutation, over REST and MCP.
 func BenchmarkCallLatency(b *testing.B) {
-	calls := []struct {
-		name string
-		call func(c *caller)
-	}{
-		{"profile_get", func(c *caller) { c.tool("profile_get", "GET", "/v1/profile", "{}") }},
-		{"checkpoint_save", (*caller).save},
-	}
 	for _, transport := range []string{"rest", "mcp"} {
-		for _, tc := range calls {
+		for _, tc := range benchCalls {
 			b.Run(transport+"/"+tc.name, func(b *testing.B) {
 				srv := newBenchServer(b, 1, bolt.Options{})
 				ts := httptest.NewServer(srv.handler)
