@@ -294,11 +294,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	if err != nil {
 		return nil, err
 	}
-	var out []viewMessage
-	for _, msgs := range per {
-		out = append(out, msgs...)
-	}
-	return out, nil
+	return slices.Concat(per...), nil
 }
 
 func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
@@ -322,7 +318,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 	if err != nil {
 		return storageErr(err)
 	}
-	reqs, err := v.boardRequests(ctx, out.Agents, names)
+	reqs, err := v.recentIncoming(ctx, out.Agents, names)
 	if err != nil {
 		return err
 	}
@@ -1160,19 +1156,24 @@ func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error)
 	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses, Next: next, Paged: at != ""}, nil
 }
 
-// boardRequests reads the newest ViewRequestsPerAgent incoming requests of
-// each of agents (at most ViewPageSize × ViewRequestsPerAgent =
-// store.MaxBatchGetKeys).
-func (v *OwnerView) boardRequests(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
-	var keys []store.Key
-	for _, a := range agents {
-		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(a.ID), Reverse: true, Limit: ViewRequestsPerAgent})
+// recentIncoming reads the newest ViewRequestsPerAgent incoming requests of
+// each of agents, eight agents at a time: at most ViewPageSize ×
+// ViewRequestsPerAgent = store.MaxBatchGetKeys request items. The box page
+// counts the open requests each agent sent among them.
+func (v *OwnerView) recentIncoming(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
+	per := make([][]store.Key, len(agents))
+	err := eachLimit(ctx, len(agents), viewParallelism, func(ctx context.Context, i int) error {
+		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(agents[i].ID), Reverse: true, Limit: ViewRequestsPerAgent})
 		if err != nil {
-			return nil, storageErr(err)
+			return storageErr(err)
 		}
-		keys = append(keys, keysOf(entries)...)
+		per[i] = keysOf(entries)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return v.requestsAt(ctx, keys, names)
+	return v.requestsAt(ctx, slices.Concat(per...), names)
 }
 
 // requestsAt reads the request items at keys from the table (their current

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,7 +87,7 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 				cr.SessionID = header.Get(SessionHeader)
 			}
 		}
-		if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		if isNull(args) {
 			// Arguments are optional in MCP; absent means no arguments.
 			args = json.RawMessage("{}")
 		}

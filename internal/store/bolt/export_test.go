@@ -2,9 +2,6 @@ package bolt
 
 import bbolt "go.etcd.io/bbolt"
 
-// Commits is (*Store).Commits, for the tests written before it existed.
-func Commits(s *Store) uint64 { return s.Commits() }
-
 // BeforeFirstGroup makes the next leader call f, with a function returning
 // how many Writes are queued, before it takes the queue; later leaders do
 // not. Tests use it to hold the leader until the group they want has

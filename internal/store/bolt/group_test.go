@@ -58,7 +58,7 @@ func TestGroupCommitMixesFailingConditions(t *testing.T) {
 	if err := s.Write(ctx, []store.Op{store.Put(v1, store.Absent)}); err != nil {
 		t.Fatalf("Write(seed) = %v, want nil", err)
 	}
-	before := bolt.Commits(s)
+	before := s.Commits()
 
 	put := func(sk string, cond store.Condition, more ...store.Op) func() error {
 		return func() error {
@@ -97,7 +97,7 @@ func TestGroupCommitMixesFailingConditions(t *testing.T) {
 			t.Errorf("write %q failed operations %v, want %v", w.name, cf.Failed, w.failed)
 		}
 	}
-	if got := bolt.Commits(s) - before; got != 1 {
+	if got := s.Commits() - before; got != 1 {
 		t.Errorf("commits for a group of %d writes = %d, want 1", len(writes), got)
 	}
 	// Nothing of a failed write is there: b, d and e were never put; v
@@ -121,7 +121,7 @@ func TestGroupCommitAllFailingCommitsNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
 	defer s.Close()
-	before := bolt.Commits(s)
+	before := s.Commits()
 	fail := func() error {
 		return s.Write(ctx, []store.Op{store.Put(&store.Item{PK: "P", SK: "x"}, store.Present)})
 	}
@@ -131,7 +131,7 @@ func TestGroupCommitAllFailingCommitsNothing(t *testing.T) {
 			t.Errorf("write %d = %v, want a ConditionFailedError", i, err)
 		}
 	}
-	if got := bolt.Commits(s) - before; got != 0 {
+	if got := s.Commits() - before; got != 0 {
 		t.Errorf("commits for a group whose every write failed = %d, want 0", got)
 	}
 }
@@ -318,7 +318,7 @@ func TestGroupCommitOverflowingQueue(t *testing.T) {
 	if err != nil || len(items) != n {
 		t.Errorf("Query(P) = %d items, %v, want %d", len(items), err, n)
 	}
-	if c := bolt.Commits(s); c > n/2 {
+	if c := s.Commits(); c > n/2 {
 		t.Errorf("commits for %d writes queued at once = %d, want them grouped", n, c)
 	}
 }
