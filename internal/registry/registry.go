@@ -181,6 +181,11 @@ func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args 
 		}
 		return nil, apperr.Invalid(field, ve.Rule)
 	}
+	if handle, rest, found := sessionArgument(args); found {
+		// The explicit handle is the call's session: it wins over any
+		// transport header, which a per-call host may have minted afresh.
+		cr.SessionID, args = handle, rest
+	}
 	info := cr.Info
 	if info == nil {
 		info = &hub.CallInfo{}
@@ -243,6 +248,7 @@ func New() *Registry {
 		if t.Authenticated {
 			addAttention(t)
 		}
+		addSessionArgument(t)
 		r.tools = append(r.tools, t)
 		r.byName[t.Name] = t
 	}

@@ -192,7 +192,9 @@ func operation(t *registry.Tool) map[string]any {
 	for _, p := range pathParams {
 		params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": t.Input.Properties[p]})
 	}
-	body := withoutProperties(props, append(slices.Clone(pathParams), "box_key"))
+	// Credentials never travel in a URL: box_key and the session handle
+	// are not query parameters (the handle goes in the session header).
+	body := withoutProperties(props, append(slices.Clone(pathParams), "box_key", registry.SessionArgument))
 	if t.Method == http.MethodGet {
 		names := make([]string, 0, len(body.Properties))
 		for name := range body.Properties {
@@ -204,7 +206,8 @@ func operation(t *registry.Tool) map[string]any {
 				"required": slices.Contains(body.Required, name), "schema": body.Properties[name]})
 		}
 	} else {
-		body = withoutProperties(props, pathParams)
+		// The handle travels in the session header over REST.
+		body = withoutProperties(props, append(slices.Clone(pathParams), registry.SessionArgument))
 	}
 	if t.Authenticated {
 		params = append(params, map[string]any{

@@ -337,6 +337,11 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			"box_key is not accepted in the query string: URLs are logged and cached.").
 			WithNext("Send your key as 'Authorization: Bearer <key>' (or box_key in the JSON body), with a new key if this one may have been recorded.")
 	}
+	if query.Has(registry.SessionArgument) {
+		return nil, 0, apperr.New(apperr.InvalidArgument,
+			"session_id is not accepted in the query string: URLs are logged and cached.").
+			WithNext("Send the session_id agent_prime returned as the " + SessionHeader + " header.")
+	}
 	bearer, err := bearerKey(r.Header.Values("Authorization"))
 	if err != nil {
 		return nil, 0, err
