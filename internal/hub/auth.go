@@ -94,9 +94,14 @@ type Credentials struct {
 	Bearer string
 	// ArgKey is the box_key tool argument, if any.
 	ArgKey string
-	// SessionID is the session the transport carries (Mcp-Session-Id or
-	// the Agentbox-Session header), if any.
+	// SessionID is the call's session: the session_id argument, else the
+	// one the transport carries (Mcp-Session-Id or the Agentbox-Session
+	// header), if any.
 	SessionID string
+	// SessionArgument is set when SessionID is the session_id argument,
+	// the handle the model keeps: agent_prime replaces an ended or unknown
+	// one with a new session instead of refusing it.
+	SessionArgument bool
 	// Transport names the transport for the session record ("mcp", "rest").
 	Transport string
 	// Info, when set, receives what the call learned for the transport to
@@ -164,8 +169,13 @@ func authFailed() error {
 	return &e
 }
 
+// notPrimed is the one answer for a call without a live primed session of
+// the caller's: none was presented, or it is unknown or expired. The way
+// out depends on how the session travels, so each transport words the
+// next action (mcpserver and rest rewrite it).
 func notPrimed() error {
-	return apperr.New(apperr.NotPrimed, "This call needs a live primed session.")
+	return apperr.New(apperr.NotPrimed, "No live session: it is missing, unknown or expired.").
+		WithNext("Call agent_prime, then pass the session_id it returns on every call.")
 }
 
 // begin authenticates a call and, in the same batched read, fetches the

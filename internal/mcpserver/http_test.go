@@ -211,9 +211,10 @@ func TestDeleteSession(t *testing.T) {
 		if r := e.post(t, toolsListBody, session(sid, e.alice.BoxKey)); r.status != 404 {
 			t.Errorf("tools/list after DELETE: got HTTP %d %s, want 404", r.status, r.body)
 		}
-		for _, tool := range []string{"checkpoint_get", "agent_prime"} {
-			// 404, the spec's signal to re-initialize, for tool calls too.
-			if r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey)); r.status != 404 {
+		for tool, args := range map[string]string{"checkpoint_get": `{}`, "agent_prime": `{}`, "get_help": `{"tool":"inbox_list"}`} {
+			// 404, the spec's signal to re-initialize, for tool calls too,
+			// also those that need no session.
+			if r := e.post(t, toolCall(tool, args), session(sid, e.alice.BoxKey)); r.status != 404 {
 				t.Errorf("%s after DELETE: got HTTP %d %s, want 404", tool, r.status, r.body)
 			}
 		}

@@ -105,9 +105,10 @@ const transport = "mcp"
 
 // instructions are sent to clients at initialize: the one rule an agent
 // must know before its first call.
-const instructions = "Call agent_prime first: it binds this MCP session to your agent and returns its id. " +
+const instructions = "Call agent_prime first: it primes your session and returns its session_id. " +
+	"Pass that session_id as the session_id argument of every later call (your host may open a new MCP connection per call); " +
+	"when a tool answers NOT_PRIMED, call agent_prime again and use the session_id it returns. " +
 	"Authenticate with 'Authorization: Bearer <key>'; tools whose arguments list box_key also accept the key there. " +
-	"A client that reconnects for every call sends that id as the Agentbox-Session header. " +
 	"Tool failures are results with isError true and structuredContent.error {code, message, next_action, help, retryable}."
 
 // handler is the MCP endpoint. It is safe for concurrent use and holds no
@@ -119,6 +120,8 @@ type handler struct {
 	// tools run each registry tool by name; tools/call reaches them
 	// without the SDK (direct.go), other paths through it.
 	tools map[string]toolFunc
+	// open names the tools that need no session (get_help).
+	open map[string]bool
 	// sdkCalls sends tools/call through the SDK as well: only for the
 	// test that compares the two paths.
 	sdkCalls bool
@@ -152,9 +155,9 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: s.versions,
 	})
-	s.tools = make(map[string]toolFunc)
+	s.tools, s.open = make(map[string]toolFunc), make(map[string]bool)
 	for _, t := range r.Tools() {
-		s.tools[t.Name] = s.runTool(t)
+		s.tools[t.Name], s.open[t.Name] = s.runTool(t), !t.Authenticated
 		server.AddTool(mcpTool(t), toolHandler(s.tools[t.Name]))
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{

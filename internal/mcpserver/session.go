@@ -287,11 +287,13 @@ func (s *handler) one(out http.ResponseWriter, r *http.Request, bearer string, m
 	}
 }
 
-// callTool runs a tools/call. The tool checks its session in its own
-// batched read; only when that answers NOT_PRIMED or AUTH_FAILED does this
-// layer read the session, to turn an unknown, expired or ended one (or one
-// bound to another agent) into the spec's 404, which makes clients
-// re-initialize instead of showing the model an error it cannot act on.
+// callTool runs a tools/call under the rules in the note at the top of
+// this file. The tool checks its session in its own batched read; only
+// when that answers NOT_PRIMED or AUTH_FAILED, or the tool needs no
+// session (get_help), does this layer read the transport's session, to
+// turn an ended or unknown one (or one bound to another agent) into the
+// spec's 404. An expired one stays the tool's NOT_PRIMED result, which the
+// model leaves by calling agent_prime on the same connection.
 func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid string, req *jsonrpc.Request) {
 	id := req.ID
 	ok, err := s.hub.SessionIDAuthentic(r.Context(), sid)
@@ -300,13 +302,14 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 		return
 	}
 	if !ok {
-		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown or expired session."))
+		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown session."))
 		return
 	}
 	if s.sdkCalls {
 		buf := newBufferedResponse()
 		s.serve(buf, r, methodCallTool)
-		if s.sessionGone(w, r, bearer, sid, id, buf.toolErrorCode()) {
+		p, _ := callParams(req.Params)
+		if s.sessionGone(w, r, bearer, sid, id, buf.toolErrorCode(), p != nil && s.open[p.Name]) {
 			return
 		}
 		buf.copyTo(w)
@@ -315,17 +318,19 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 	// The tool runs before anything is written, so that its answer can
 	// still become a 404.
 	ans, ok := s.directCall(w, r, req)
-	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code) {
+	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code, ans.open) {
 		return
 	}
 	writeResult(w, id, ans)
 }
 
-// sessionGone answers 404 (and reports true) when a tool call failed with
-// code NOT_PRIMED or AUTH_FAILED because its session is unknown, expired,
-// ended or bound to another agent.
-func (s *handler) sessionGone(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID, code apperr.Code) bool {
-	if code != apperr.NotPrimed && code != apperr.AuthFailed {
+// sessionGone answers 404 (and reports true) when the transport's session
+// is ended, unknown or bound to another agent, and the call depends on it:
+// the tool failed with NOT_PRIMED or AUTH_FAILED, or needs no session at
+// all (open), so that no method succeeds on an ended session. A tool that
+// succeeded on the session_id argument does not depend on it.
+func (s *handler) sessionGone(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID, code apperr.Code, open bool) bool {
+	if !open && code != apperr.NotPrimed && code != apperr.AuthFailed {
 		return false
 	}
 	err := s.hub.CheckSession(r.Context(), sid, bearer)
@@ -402,7 +407,7 @@ func (s *handler) fail(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, er
 		// No detail: which of key, agent or session failed is not told.
 		status, message = http.StatusUnauthorized, "Authentication failed."
 	case apperr.NotPrimed:
-		status, code, message = http.StatusNotFound, codeSessionNotFound, "Session not found or expired; initialize again."
+		status, code, message = http.StatusNotFound, codeSessionNotFound, "Session not found or ended; initialize again."
 	case apperr.RateLimited:
 		status = http.StatusTooManyRequests
 	case apperr.TemporarilyUnavailable:

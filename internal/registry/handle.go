@@ -38,8 +38,8 @@ func sessionArgumentSchema(t *Tool) *schema.Schema {
 		"or speaks MCP 2026-07-28 (which has no protocol session); it is checked together with your key and is never authority on its own."
 	switch {
 	case t.Name == "agent_prime":
-		desc = "A session_id an earlier agent_prime returned, to resume that session; omit it to open a new one. " +
-			"An expired or unknown one is not an error here: a new session is opened."
+		desc = "A session_id an earlier agent_prime returned, to resume that session; omit it to prime this connection's session. " +
+			"An expired, ended or unknown one is not an error here: a session is primed and its session_id returned (use that one)."
 	case !t.Authenticated:
 		desc = "Accepted and ignored: this tool needs no session."
 	}
