@@ -289,7 +289,11 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 			// key of the agent it is bound to.
 			return nil, nil, authFailed()
 		}
-		c.Session, c.SessionVersion = s, items[sessIdx].Version
+		if !s.TransportEnded || cr.SessionArgument {
+			// A session whose MCP session was ended is reached only as
+			// the session_id argument, never by its Mcp-Session-Id.
+			c.Session, c.SessionVersion = s, items[sessIdx].Version
+		}
 	}
 	if mode == sessionPrimed && (c.Session == nil || !c.Session.Primed || c.Session.AgentID == "") {
 		return nil, nil, notPrimed()

@@ -54,8 +54,13 @@ import (
 // first binding and living as long as the id: the agent that first bound it
 // (only that agent binds it again: receipts are stored under the session
 // id, so another agent must never inherit them) and whether it was ended.
-// Ending a session (DELETE) deletes the record and marks the id ended for
-// the rest of its life: an ended session stays ended. Past signedLife
+// Ending the MCP session (DELETE) marks the id ended for the rest of its
+// life: an ended MCP session stays ended, and its Mcp-Session-Id never
+// names a session again. The agent's session it carried is not lost with
+// it: the record, flagged TransportEnded, stays reachable as the
+// session_id argument (the handle agent_prime returned) until it expires,
+// since a host that connects once per call ends every connection it made,
+// the one agent_prime ran on included. Past signedLife
 // nothing about the id is remembered: it is "stale", served like an idle
 // one, but agent_prime opens a new session (returned as session_id) rather
 // than binding it again.
@@ -294,6 +299,9 @@ func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sess
 			return nil, apperr.Normalize(err)
 		}
 		st.status, st.boundTo = sessionLive, st.session.AgentID
+		if st.session.TransportEnded {
+			st.status = sessionGone
+		}
 		return st, nil
 	}
 	if !signed {
@@ -406,12 +414,14 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 	return id, []store.Op{store.Put(markItem(id, signedMark{AgentID: agent}, 1, st.life), store.Absent)}, nil
 }
 
-// CloseSession ends a session (MCP DELETE). Only the agent a session is
+// CloseSession ends an MCP session (DELETE). Only the agent a session is
 // bound to may end it (also once it is idle); for anyone else it is
 // NOT_PRIMED, as for an unknown one. Ending an unknown or already ended
 // session is not an error. A session no agent has bound is ended only with
 // a valid key (ErrUnboundSession otherwise); ending a signed one, bound or
-// not, marks its id ended for the rest of its life.
+// not, marks its id ended for the rest of its life. The agent's session
+// it carried stays reachable as the session_id argument until it expires
+// (see the note above).
 //
 // The delete is conditioned on the version that was authorized, so a
 // session bound by a concurrent agent_prime is never ended on the strength
@@ -440,7 +450,12 @@ func (h *Hub) CloseSession(ctx context.Context, id string, cr Credentials) error
 		}
 		var ops []store.Op
 		if st.record != nil {
-			ops = append(ops, store.Delete(sessionKey(id), store.AtVersion(st.record.Version)))
+			// The agent's session outlives its MCP session: it stays
+			// reachable as the session_id argument until it expires (a
+			// host that connects once per call ends every connection).
+			s := *st.session
+			s.TransportEnded = true
+			ops = append(ops, store.Put(h.sessionItem(&s, st.record.Version+1), store.AtVersion(st.record.Version)))
 		}
 		if strings.HasPrefix(id, signedIDPrefix) {
 			// The id is marked ended for the rest of its life, so that it

@@ -225,10 +225,22 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 			t.Fatalf("CheckpointGet on the id bound again, after a second session: %v", err)
 		}
 
-		// An ended id stays ended, also past its first hour and idle window.
+		// An ended MCP session stays ended, also past its first hour and
+		// idle window; the agent's session it carried lives on as the
+		// session_id argument until it expires.
 		if err := f.h.CloseSession(f.ctx, id, alice); err != nil {
 			t.Fatalf("CloseSession: %v", err)
 		}
+		_, err = f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{})
+		wantCode(t, "CheckpointGet(ended, by its Mcp-Session-Id)", err, apperr.NotPrimed)
+		handle := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionArgument: true}
+		if _, err := f.h.CheckpointGet(f.ctx, handle, hub.CheckpointGetInput{}); err != nil {
+			t.Errorf("CheckpointGet(ended MCP session, as the session_id argument): %v, want success", err)
+		}
+		if out := prime(handle); out.SessionID != id || !out.SessionResumed {
+			t.Errorf("Prime(ended MCP session, as the argument) = %q resumed %t, want %q resumed", out.SessionID, out.SessionResumed, id)
+		}
+		wantCode(t, "CheckSession(ended, resumed as a handle)", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
 		f.clock.Advance(idle + time.Second)
 		wantCode(t, "CheckSession(ended)", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
 		_, err = f.h.Prime(f.ctx, alice, hub.PrimeInput{})
