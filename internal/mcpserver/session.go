@@ -1,5 +1,48 @@
 package mcpserver
 
+// # Session rules (2025-era: initialize and Mcp-Session-Id)
+//
+// Two things are called a session here: the MCP session, named by the
+// Mcp-Session-Id that initialize issues (a signed id, hub.OpenSession), and
+// the agent's durable session that agent_prime opens, whose id it returns
+// as session_id. agent_prime binds the first to the second (same id), so a
+// host that keeps its connection needs nothing else; and every tool takes
+// session_id as an argument (the handle), so a host that opens a new
+// connection for every call loses nothing. The handle wins over any
+// header; it is valid only with its agent's key.
+//
+// What each request on an Mcp-Session-Id answers:
+//
+//   - Forged or garbled: 404 (-32001), on every method, before any tool
+//     runs (the signature is checked without a read).
+//   - Ended by DELETE: 404 on every method that depends on it — tools/list,
+//     ping, notifications; a tools/call whose tool answered NOT_PRIMED or
+//     AUTH_FAILED; get_help (which needs no session: the layer checks the
+//     MCP session for it). A tools/call whose session_id argument names a
+//     live session of the caller runs: it does not depend on the header.
+//     The agent's session the ended MCP session carried stays reachable
+//     as the argument until it expires (a per-call host ends every
+//     connection, the one agent_prime ran on included).
+//   - Bound to another agent than the bearer key's: 404, as for an
+//     unknown id (its existence is not confirmed). Bound, without any
+//     bearer key: 401 on tools/list, ping and notifications; a tools/call
+//     is judged by the tool (box_key may carry the key: else AUTH_FAILED
+//     as a tool result).
+//   - Expired — bound but idle past its window, or never bound within its
+//     first hour: served. tools/list and ping need no live session; a
+//     tool answers NOT_PRIMED as a tool result (never 404, which strands
+//     the official SDKs: none re-initializes by itself), with the way out
+//     in next_action; agent_prime on the same Mcp-Session-Id binds it
+//     again, so the host needs no reconnect. Only the agent that first
+//     bound an id binds it again; 30 days after issue agent_prime opens a
+//     new session instead and returns its session_id (hub/session.go).
+//   - No Mcp-Session-Id on a request other than initialize and
+//     server/discover: 400.
+//
+// DELETE ends the MCP session (204; 405 for a session never bound, sent
+// without a key; 404 for another agent's). NOT_PRIMED's next action over
+// MCP is notPrimedNext (tools.go): the model can only pass the argument.
+
 import (
 	"bytes"
 	"encoding/json"
