@@ -98,10 +98,12 @@ type Credentials struct {
 	// one the transport carries (Mcp-Session-Id or the Agentbox-Session
 	// header), if any.
 	SessionID string
-	// SessionArgument is set when SessionID is the session_id argument,
-	// the handle the model keeps: agent_prime replaces an ended or unknown
-	// one with a new session instead of refusing it.
-	SessionArgument bool
+	// SessionHandle is set when SessionID is an explicit handle — the
+	// session_id argument or the Agentbox-Session header — rather than
+	// the MCP transport's Mcp-Session-Id: it reaches a session whose MCP
+	// session was ended, and agent_prime replaces an ended or unknown one
+	// with a new session instead of refusing it.
+	SessionHandle bool
 	// Transport names the transport for the session record ("mcp", "rest").
 	Transport string
 	// Info, when set, receives what the call learned for the transport to
@@ -289,9 +291,9 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 			// key of the agent it is bound to.
 			return nil, nil, authFailed()
 		}
-		if !s.TransportEnded || cr.SessionArgument {
+		if !s.TransportEnded || cr.SessionHandle {
 			// A session whose MCP session was ended is reached only as
-			// the session_id argument, never by its Mcp-Session-Id.
+			// an explicit handle, never by its Mcp-Session-Id.
 			c.Session, c.SessionVersion = s, items[sessIdx].Version
 		}
 	}

@@ -57,8 +57,9 @@ import (
 // Ending the MCP session (DELETE) marks the id ended for the rest of its
 // life: an ended MCP session stays ended, and its Mcp-Session-Id never
 // names a session again. The agent's session it carried is not lost with
-// it: the record, flagged TransportEnded, stays reachable as the
-// session_id argument (the handle agent_prime returned) until it expires,
+// it: the record, flagged TransportEnded, stays reachable as an explicit
+// handle (the session_id argument or the Agentbox-Session header carrying
+// the id agent_prime returned) until it expires,
 // since a host that connects once per call ends every connection it made,
 // the one agent_prime ran on included. Past signedLife
 // nothing about the id is remembered: it is "stale", served like an idle
@@ -384,10 +385,10 @@ func (h *Hub) SessionIDAuthentic(ctx context.Context, id string) (bool, error) {
 //     time remembers the agent for the id's life (its state item);
 //   - a signed id bound before by another agent is AUTH_FAILED, exactly
 //     as while that session lived;
-//   - an ended, unknown or forged one presented by the transport is
-//     NOT_PRIMED (MCP: 404), never silently replaced; presented as the
-//     session_id argument, it is replaced by a new id, since the model
-//     passes whatever agent_prime returns;
+//   - an ended, unknown or forged one presented as Mcp-Session-Id is
+//     NOT_PRIMED (MCP: 404), never silently replaced; presented as an
+//     explicit handle (cr.SessionHandle), it is replaced by a new id, since
+//     the model passes whatever agent_prime returns;
 //   - any other id (random, or a signed one past its life) is replaced by
 //     a new random one, as REST does for a session that expired.
 func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) (string, []store.Op, error) {
@@ -400,7 +401,7 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 		return "", nil, err
 	}
 	switch {
-	case st.status == sessionGone && !cr.SessionArgument:
+	case st.status == sessionGone && !cr.SessionHandle:
 		return "", nil, errGone()
 	case st.status == sessionGone, st.status == sessionStale:
 		return newSessionID(), nil, nil
@@ -420,7 +421,7 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 // session is not an error. A session no agent has bound is ended only with
 // a valid key (ErrUnboundSession otherwise); ending a signed one, bound or
 // not, marks its id ended for the rest of its life. The agent's session
-// it carried stays reachable as the session_id argument until it expires
+// it carried stays reachable as an explicit handle until it expires
 // (see the note above).
 //
 // The delete is conditioned on the version that was authorized, so a
@@ -451,7 +452,7 @@ func (h *Hub) CloseSession(ctx context.Context, id string, cr Credentials) error
 		var ops []store.Op
 		if st.record != nil {
 			// The agent's session outlives its MCP session: it stays
-			// reachable as the session_id argument until it expires (a
+			// reachable as an explicit handle until it expires (a
 			// host that connects once per call ends every connection).
 			s := *st.session
 			s.TransportEnded = true

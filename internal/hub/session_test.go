@@ -132,7 +132,7 @@ func TestEndedUnboundSessionStaysEnded(t *testing.T) {
 
 		// Presented as the session_id argument, the ended id is replaced:
 		// the model passes whatever agent_prime returns.
-		out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionArgument: true, Transport: "mcp"}, hub.PrimeInput{})
+		out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionHandle: true, Transport: "mcp"}, hub.PrimeInput{})
 		if err != nil || out.SessionID == id || out.SessionResumed {
 			t.Fatalf("Prime(ended id as the argument) = %+v, %v; want a new session", out, err)
 		}
@@ -207,7 +207,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 		// Bob never inherits alice's id (nor the receipts under it).
 		_, err = f.h.Prime(f.ctx, as(f.b, id), hub.PrimeInput{})
 		wantCode(t, "Prime(alice's idle id) by bob", err, apperr.AuthFailed)
-		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.b.BoxKey, SessionID: id, SessionArgument: true}, hub.PrimeInput{})
+		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.b.BoxKey, SessionID: id, SessionHandle: true}, hub.PrimeInput{})
 		wantCode(t, "Prime(alice's idle id as the argument) by bob", err, apperr.AuthFailed)
 
 		again := prime(alice)
@@ -233,7 +233,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 		}
 		_, err = f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{})
 		wantCode(t, "CheckpointGet(ended, by its Mcp-Session-Id)", err, apperr.NotPrimed)
-		handle := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionArgument: true}
+		handle := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionHandle: true}
 		if _, err := f.h.CheckpointGet(f.ctx, handle, hub.CheckpointGetInput{}); err != nil {
 			t.Errorf("CheckpointGet(ended MCP session, as the session_id argument): %v, want success", err)
 		}

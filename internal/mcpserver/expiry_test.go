@@ -58,8 +58,9 @@ func TestSessionExpiryEverySDK(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := tsClientDir(t)
-			pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", c.pkg, "package.json")
-			if _, err := os.Stat(pkg); err != nil {
+			pkg, err := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", c.pkg, "package.json"))
+			var manifest struct{ Version string }
+			if err != nil || json.Unmarshal(pkg, &manifest) != nil {
 				t.Fatalf("@modelcontextprotocol/%s is not installed: run `npm ci --prefix %s` (make test does it)", c.pkg, dir)
 			}
 			e := newEnv(t)
@@ -70,6 +71,7 @@ func TestSessionExpiryEverySDK(t *testing.T) {
 			if report.Initializes != 1 || report.Sessions != 1 {
 				t.Errorf("%s: %d initialize requests and %d Mcp-Session-Ids, want 1 and 1 (no reconnect)", c.name, report.Initializes, report.Sessions)
 			}
+			t.Logf("@modelcontextprotocol/%s %s: expiry answered as a NOT_PRIMED result, re-primed on the same connection", c.pkg, manifest.Version)
 		})
 	}
 }

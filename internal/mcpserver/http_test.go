@@ -218,6 +218,18 @@ func TestDeleteSession(t *testing.T) {
 				t.Errorf("%s after DELETE: got HTTP %d %s, want 404", tool, r.status, r.body)
 			}
 		}
+		// The agent's session the MCP session carried lives on as a handle
+		// until it expires: on another connection, as the session_id
+		// argument or the Agentbox-Session header.
+		fresh := e.initialize(t, e.alice.BoxKey)
+		if res := e.post(t, toolCall("checkpoint_get", `{"session_id":"`+sid+`"}`), session(fresh, e.alice.BoxKey)).toolResult(t); res.IsError {
+			t.Errorf("checkpoint_get with the ended session as session_id: %s, want success", res.StructuredContent)
+		}
+		header := session(fresh, e.alice.BoxKey)
+		header["Agentbox-Session"] = sid
+		if res := e.post(t, toolCall("checkpoint_get", `{}`), header).toolResult(t); res.IsError {
+			t.Errorf("checkpoint_get with the ended session as Agentbox-Session: %s, want success", res.StructuredContent)
+		}
 		if r := e.do(t, "DELETE", nil, session(sid, e.alice.BoxKey)); r.status != 204 {
 			t.Errorf("second DELETE: got HTTP %d, want 204 (idempotent)", r.status)
 		}

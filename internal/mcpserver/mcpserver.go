@@ -48,7 +48,7 @@
 //     would answer some; unknown notifications are accepted and ignored.
 //   - DELETE ends a bound MCP session (its agent's key required) and
 //     answers 204; the agent's session it carried stays reachable as the
-//     session_id argument until it expires. An unbound one is ended only
+//     session_id argument (or Agentbox-Session header) until it expires. An unbound one is ended only
 //     with a key (else 405: it expires on its own, and ending it would be
 //     a write anyone could make). GET is 405, since a stateless server has
 //     no stream to offer.

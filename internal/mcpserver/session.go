@@ -21,8 +21,9 @@ package mcpserver
 //     MCP session for it). A tools/call whose session_id argument names a
 //     live session of the caller runs: it does not depend on the header.
 //     The agent's session the ended MCP session carried stays reachable
-//     as the argument until it expires (a per-call host ends every
-//     connection, the one agent_prime ran on included).
+//     as the argument (or the Agentbox-Session header) until it expires
+//     (a per-call host ends every connection, the one agent_prime ran on
+//     included).
 //   - Bound to another agent than the bearer key's: 404, as for an
 //     unknown id (its existence is not confirmed). Bound, without any
 //     bearer key: 401 on tools/list, ping and notifications; a tools/call

@@ -86,6 +86,7 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 			// session it primed in an earlier connection; without it, the
 			// MCP session is the tool's session.
 			cr.SessionID = header.Get(registry.SessionHeader)
+			cr.SessionHandle = cr.SessionID != ""
 			if cr.SessionID == "" {
 				cr.SessionID = header.Get(SessionHeader)
 			}

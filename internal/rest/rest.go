@@ -370,7 +370,7 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	cr := hub.Credentials{Bearer: bearer, Transport: Transport}
 	if len(sessions) == 1 {
-		cr.SessionID = sessions[0]
+		cr.SessionID, cr.SessionHandle = sessions[0], true
 	}
 	sources := authSources(r, bearer)
 	if err := s.authBlocked(sources); err != nil {
