@@ -407,10 +407,15 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 		return newSessionID(), nil, nil
 	case st.boundTo != "" && st.boundTo != agent:
 		return "", nil, authFailed()
-	case st.mark != nil || st.record != nil:
-		// Bound before by this agent (or bound by a concurrent prime,
-		// whose record makes this prime's write fail and retry).
+	case st.record != nil:
+		// Bound by a concurrent prime: its record makes this prime's
+		// write fail, and the retry resumes it.
 		return id, nil, nil
+	case st.mark != nil:
+		// Bound before by this agent. The binding is conditioned on the
+		// state item as read, so that a concurrent end (DELETE) is never
+		// undone by binding the id again.
+		return id, []store.Op{store.Check(endedSessionKey(id), store.AtVersion(st.mark.Version))}, nil
 	}
 	return id, []store.Op{store.Put(markItem(id, signedMark{AgentID: agent}, 1, st.life), store.Absent)}, nil
 }
@@ -424,10 +429,11 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 // it carried stays reachable as an explicit handle until it expires
 // (see the note above).
 //
-// The delete is conditioned on the version that was authorized, so a
+// The writes are conditioned on the versions that were authorized, so a
 // session bound by a concurrent agent_prime is never ended on the strength
-// of having been unbound; a concurrent rewrite (a touch, a resume) only
-// means reading it again, never reporting success while it lives on.
+// of having been unbound; a concurrent rewrite (a touch, a resume, a
+// binding again) only means reading it again, never reporting success
+// while it lives on.
 func (h *Hub) CloseSession(ctx context.Context, id string, cr Credentials) error {
 	for range closeSessionAttempts {
 		st, err := h.readSession(ctx, id, cr)

@@ -259,3 +259,34 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseRacingBindAgain: a DELETE that lands between agent_prime's read
+// of an idle id and its write binding the id again is never undone: the
+// binding fails, and the id stays ended.
+func TestCloseRacingBindAgain(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		id, err := f.h.OpenSession(f.ctx, "")
+		if err != nil {
+			t.Fatalf("OpenSession: %v", err)
+		}
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
+		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
+			t.Fatalf("Prime: %v", err)
+		}
+		f.clock.Advance(time.Duration(f.h.Limits().SessionIdleSeconds+1) * time.Second)
+		var fired atomic.Bool
+		hook = func() {
+			if fired.CompareAndSwap(false, true) {
+				if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
+					t.Errorf("CloseSession racing a binding again: %v", err)
+				}
+			}
+		}
+		_, err = f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+		hook = func() {}
+		wantCode(t, "Prime(idle id) racing CloseSession", err, apperr.NotPrimed)
+		wantCode(t, "CheckSession after the race", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
+	})
+}
