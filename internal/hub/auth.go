@@ -94,9 +94,16 @@ type Credentials struct {
 	Bearer string
 	// ArgKey is the box_key tool argument, if any.
 	ArgKey string
-	// SessionID is the session the transport carries (Mcp-Session-Id or
-	// the Agentbox-Session header), if any.
+	// SessionID is the call's session: the session_id argument, else the
+	// one the transport carries (Mcp-Session-Id or the Agentbox-Session
+	// header), if any.
 	SessionID string
+	// SessionHandle is set when SessionID is an explicit handle — the
+	// session_id argument or the Agentbox-Session header — rather than
+	// the MCP transport's Mcp-Session-Id: it reaches a session whose MCP
+	// session was ended, and agent_prime replaces an ended or unknown one
+	// with a new session instead of refusing it.
+	SessionHandle bool
 	// Transport names the transport for the session record ("mcp", "rest").
 	Transport string
 	// Info, when set, receives what the call learned for the transport to
@@ -164,8 +171,13 @@ func authFailed() error {
 	return &e
 }
 
+// notPrimed is the one answer for a call without a live primed session of
+// the caller's: none was presented, or it is unknown or expired. The way
+// out depends on how the session travels, so each transport words the
+// next action (mcpserver and rest rewrite it).
 func notPrimed() error {
-	return apperr.New(apperr.NotPrimed, "This call needs a live primed session.")
+	return apperr.New(apperr.NotPrimed, "No live session: it is missing, unknown or expired.").
+		WithNext("Call agent_prime, then pass the session_id it returns on every call.")
 }
 
 // begin authenticates a call and, in the same batched read, fetches the
@@ -279,7 +291,11 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 			// key of the agent it is bound to.
 			return nil, nil, authFailed()
 		}
-		c.Session, c.SessionVersion = s, items[sessIdx].Version
+		if !s.TransportEnded || cr.SessionHandle {
+			// A session whose MCP session was ended is reached only as
+			// an explicit handle, never by its Mcp-Session-Id.
+			c.Session, c.SessionVersion = s, items[sessIdx].Version
+		}
 	}
 	if mode == sessionPrimed && (c.Session == nil || !c.Session.Primed || c.Session.AgentID == "") {
 		return nil, nil, notPrimed()

@@ -34,6 +34,14 @@ func TestCostPerTool(t *testing.T) {
 			_, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: crA.SessionID}, hub.PrimeInput{})
 			return err
 		}},
+		{"agent_prime (binding a new MCP session)", 14, 5, func() error {
+			id, err := f.h.OpenSession(f.ctx, "")
+			if err != nil {
+				return err
+			}
+			_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
+			return err
+		}},
 		{"profile_get", 9, 1, func() error { _, err := f.h.ProfileGet(f.ctx, crA, hub.ProfileInput{}); return err }},
 		{"checkpoint_get", 10, 1, func() error { _, err := f.h.CheckpointGet(f.ctx, crA, hub.CheckpointGetInput{}); return err }},
 		{"checkpoint_save (1 KB)", 11, 12, func() error { _, err := save(f, crA, "cost-cp", 0, body); return err }},

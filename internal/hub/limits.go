@@ -55,6 +55,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -390,7 +391,9 @@ func (l *limiter) registerSession(agent, id string, idx *store.Item) ([]store.Op
 		}
 		ix, cond, version = *rec, store.AtVersion(idx.Version), idx.Version+1
 	}
-	ix.IDs = append(ix.IDs, id)
+	// A signed id bound again after an idle expiry is listed once, so that
+	// evicting its older entry cannot end the session just bound.
+	ix.IDs = append(slices.DeleteFunc(ix.IDs, func(s string) bool { return s == id }), id)
 	var ops []store.Op
 	if over := len(ix.IDs) - l.sessionsPerAgt; over > 0 {
 		for _, old := range ix.IDs[:over] {

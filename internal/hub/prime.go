@@ -15,7 +15,7 @@ type PrimeInput struct {
 
 // PrimeOutput is everything an agent needs to start or resume work.
 type PrimeOutput struct {
-	SessionID          string        `json:"session_id" desc:"Durable session id. MCP carries it as Mcp-Session-Id; REST clients send it as the Agentbox-Session header."`
+	SessionID          string        `json:"session_id" desc:"Your session handle: pass it as the session_id argument of every later call (REST: send it as the Agentbox-Session header). Valid only with your key. When a tool answers NOT_PRIMED, call agent_prime again and use the session_id it returns."`
 	SessionResumed     bool          `json:"session_resumed" desc:"True when an existing session was resumed rather than opened."`
 	Agent              AgentSelf     `json:"agent"`
 	Profile            ProfileDTO    `json:"profile"`
@@ -61,6 +61,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 		return nil, err
 	}
 	var s sessionRecord
+	var bind []store.Op // a signed id's first binding (adoptSessionID)
 	// Resumed only when this session was primed before: binding the
 	// session an MCP initialize issued is its first prime.
 	resumed := c.Session != nil && c.Session.Primed
@@ -73,7 +74,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	} else {
 		id := newSessionID()
 		if cr.SessionID != "" {
-			if id, err = h.adoptSessionID(ctx, cr.SessionID); err != nil {
+			if id, bind, err = h.adoptSessionID(ctx, c.AgentID, cr); err != nil {
 				return nil, err
 			}
 		}
@@ -84,7 +85,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	}
 	s.AgentID, s.BoxID = c.AgentID, c.BoxID
 	s.Primed, s.ProfileVersion, s.LastSeenAt = true, c.ProfileVersion, c.Now
-	ops := []store.Op{store.Put(h.sessionItem(&s, next), op)}
+	ops := append([]store.Op{store.Put(h.sessionItem(&s, next), op)}, bind...)
 	if c.Session == nil || c.Session.AgentID == "" {
 		// A session new to this agent joins its index; beyond the cap the
 		// oldest ends in the same write.

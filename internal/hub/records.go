@@ -64,6 +64,11 @@ type sessionRecord struct {
 	ProfileVersion uint64    `json:"profile_version"`
 	CreatedAt      time.Time `json:"created_at"`
 	LastSeenAt     time.Time `json:"last_seen_at"`
+	// TransportEnded is set when the MCP session that carried this
+	// session was ended (DELETE): its Mcp-Session-Id no longer names it,
+	// but the session lives on, until it expires, for calls that name it
+	// as their session_id argument (session.go).
+	TransportEnded bool `json:"transport_ended,omitempty"`
 }
 
 type checkpointRecord struct {

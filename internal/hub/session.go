@@ -37,13 +37,34 @@ import (
 //	k:      HMAC-SHA256(the deployment's cursor secret, "agentbox mcp session v1")
 //
 // and no record exists for it: it is "unbound", grants nothing (every tool
-// but agent_prime and get_help answers NOT_PRIMED) and lives until its
-// expiry. agent_prime binds it by storing the session record under that
-// same id, create-only, so of two agents racing for one id one wins. From
-// then on the record's idle expiry governs, and every request must present
-// the bound agent's key. Ending a bound session deletes the record and,
-// while the id's own expiry is ahead, leaves a tombstone, so that the id
-// cannot fall back to "unbound": an ended session stays ended.
+// but agent_prime and get_help answers NOT_PRIMED) and waits up to its
+// expiry for a first agent_prime. agent_prime binds it by storing the
+// session record under that same id, create-only, so of two agents racing
+// for one id one wins. From then on the record's idle expiry governs, and
+// every request must present the bound agent's key.
+//
+// Hosts keep sending the Mcp-Session-Id they were given (none of the
+// official SDKs re-initializes on its own), so a signed id outlives its
+// session: for signedLife after issue it stays usable, and once its session
+// has expired (idle past its window, or never bound within its first hour)
+// it is "idle": a tool answers NOT_PRIMED as a tool result, never as the
+// transport's 404, and agent_prime binds the same id again, so the host
+// needs no reconnect. What the id may become is kept in its state item
+// (signedMark, under the key the tombstone always had), written with the
+// first binding and living as long as the id: the agent that first bound it
+// (only that agent binds it again: receipts are stored under the session
+// id, so another agent must never inherit them) and whether it was ended.
+// Ending the MCP session (DELETE) marks the id ended for the rest of its
+// life: an ended MCP session stays ended, and its Mcp-Session-Id never
+// names a session again. The agent's session it carried is not lost with
+// it: the record, flagged TransportEnded, stays reachable as an explicit
+// handle (the session_id argument or the Agentbox-Session header carrying
+// the id agent_prime returned) until it expires,
+// since a host that connects once per call ends every connection it made,
+// the one agent_prime ran on included. Past signedLife
+// nothing about the id is remembered: it is "stale", served like an idle
+// one, but agent_prime opens a new session (returned as session_id) rather
+// than binding it again.
 //
 // Session ids that agent_prime opens over REST are random ("s_"), stored at
 // once (the caller authenticated).
@@ -57,17 +78,19 @@ const (
 )
 
 // unboundIdle bounds how long an MCP session id issued at initialize may
-// wait for its first agent_prime.
+// wait for its first agent_prime before it counts as idle.
 const unboundIdle = time.Hour
+
+// signedLife is how long after issue a signed id is remembered: bound
+// again after an idle expiry, refused after an end (see the note above).
+const signedLife = 30 * 24 * time.Hour
 
 var sessionKeyLabel = []byte("agentbox mcp session v1")
 
-// errGone is the one answer for an unknown, expired or ended session and
-// for a session bound to another agent: which of these holds is not told.
-func errGone() error {
-	return apperr.New(apperr.NotPrimed, "Unknown or expired session.").
-		WithNext("Re-initialize the MCP connection, then call agent_prime.")
-}
+// errGone is the one answer for an unknown or ended session and for a
+// session bound to another agent: which of these holds is not told. It is
+// NOT_PRIMED as a missing or expired session is (MCP turns it into 404).
+func errGone() error { return notPrimed() }
 
 // ErrUnboundSession is CloseSession's answer when a session that no agent
 // has bound is ended without a key: ending it would be a write anyone can
@@ -105,8 +128,25 @@ func validSessionID(s string) bool {
 	return true
 }
 
-// endedSessionKey is the tombstone of an ended signed session.
+// endedSessionKey is the state item of a signed id (signedMark). Its sort
+// key is the one the tombstone of an ended session always had.
 func endedSessionKey(id string) store.Key { return store.Key{PK: sessionKey(id).PK, SK: "ended"} }
+
+// signedMark is a signed id's state item: the agent that first bound it,
+// and whether it was ended. A tombstone written before bindings were
+// remembered is "{}", which reads as ended.
+type signedMark struct {
+	AgentID string `json:"a,omitempty"`
+	Ended   bool   `json:"e,omitempty"`
+}
+
+func (m *signedMark) ended() bool { return m.Ended || m.AgentID == "" }
+
+// markItem is the state item of signed id at version, living until life.
+func markItem(id string, m signedMark, version uint64, life time.Time) *store.Item {
+	k := endedSessionKey(id)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, ExpiresAt: life.Unix(), Data: encode(&m)}
+}
 
 // signingKey derives the session-id key from the cursor secret, reading
 // the secret once per process (it is created once per table).
@@ -187,33 +227,58 @@ func (h *Hub) OpenSession(ctx context.Context, bearer string) (string, error) {
 	return signedIDPrefix + base64.RawURLEncoding.EncodeToString(append(body, signedTag(key, body)...)), nil
 }
 
+// sessionStatus is what a session id names now.
+type sessionStatus int
+
+const (
+	// sessionLive: a stored session, or a signed id in its first hour
+	// that no agent has bound yet.
+	sessionLive sessionStatus = iota
+	// sessionIdle: a signed id, never ended, whose session expired (idle
+	// past its window, or never bound in its first hour). Tools answer
+	// NOT_PRIMED; agent_prime binds it again.
+	sessionIdle
+	// sessionStale: a signed id past signedLife, of which nothing is
+	// remembered. Tools answer NOT_PRIMED; agent_prime opens a new session.
+	sessionStale
+	// sessionGone: ended, unknown (a random id without a record), or not
+	// an id this deployment issued.
+	sessionGone
+)
+
 // sessionState is what one read tells about a session id.
 type sessionState struct {
+	status  sessionStatus
 	record  *store.Item // the stored session, nil when none
 	session *sessionRecord
-	caller  string // the authenticated agent; empty without a key
-	alive   bool   // a record exists, or the id is signed, unexpired and not ended
+	mark    *store.Item // a signed id's state item, nil when none
+	boundTo string      // the agent the session or the mark names, "" when none
+	caller  string      // the authenticated agent; empty without a key
+	life    time.Time   // a signed id's end of life (signedLife after issue)
 }
 
-// readSession reads a session id's record and tombstone in one round trip,
-// authenticating the key when one is sent (in the same batch).
+// readSession reads a session id's record and state item in one round
+// trip, authenticating the key when one is sent (in the same batch). An id
+// this deployment did not issue is sessionGone without a read.
 func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sessionState, error) {
+	st := &sessionState{status: sessionGone}
 	if !validSessionID(id) {
-		return nil, errGone()
+		return st, nil
 	}
+	signed := strings.HasPrefix(id, signedIDPrefix)
 	var exp time.Time
-	if strings.HasPrefix(id, signedIDPrefix) {
+	if signed {
 		key, err := h.signingKey(ctx)
 		if err != nil {
 			return nil, err
 		}
 		var ok bool
 		if exp, ok = signedExpiry(key, id); !ok {
-			return nil, errGone()
+			return st, nil
 		}
+		st.life = exp.Add(signedLife - unboundIdle)
 	}
 	keys := []store.Key{sessionKey(id), endedSessionKey(id)}
-	st := &sessionState{}
 	var items []*store.Item
 	var err error
 	if cr.Bearer == "" && cr.ArgKey == "" {
@@ -229,36 +294,63 @@ func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sess
 		}
 		st.caller = c.AgentID
 	}
+	st.mark = items[1]
 	if st.record = items[0]; st.record != nil {
 		if st.session, err = decode[sessionRecord](st.record); err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		st.alive = true
+		st.status, st.boundTo = sessionLive, st.session.AgentID
+		if st.session.TransportEnded {
+			st.status = sessionGone
+		}
 		return st, nil
 	}
-	st.alive = items[1] == nil && h.clock().Before(exp)
+	if !signed {
+		return st, nil
+	}
+	now := h.clock()
+	if st.mark != nil {
+		m, err := decode[signedMark](st.mark)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		if m.ended() {
+			return st, nil
+		}
+		st.boundTo = m.AgentID
+	}
+	switch {
+	case !now.Before(st.life):
+		st.status = sessionStale
+	case st.boundTo == "" && now.Before(exp):
+		st.status = sessionLive
+	default:
+		st.status = sessionIdle
+	}
 	return st, nil
 }
 
-// CheckSession reports whether id names a live session that the presented
-// bearer key may use: nil for an unbound live session (key or not) and for
-// a bound one with its agent's key; AUTH_FAILED for a bad key, or for a
-// bound session presented without one; NOT_PRIMED (the transport's 404)
-// for an unknown, expired or ended session and for one bound to another
-// agent, which the caller cannot tell apart.
+// CheckSession reports whether the transport may serve a request (other
+// than a tool's) on session id with the presented bearer key: nil for a
+// live, idle or stale session that no agent, or the key's agent, has bound;
+// AUTH_FAILED for a bad key, or for a bound session presented without one;
+// NOT_PRIMED (the transport's 404) for an ended or unknown session and for
+// one bound to another agent, which the caller cannot tell apart. An idle
+// session is served: whether a tool can run on it is the tool's call
+// (NOT_PRIMED, which agent_prime leaves).
 func (h *Hub) CheckSession(ctx context.Context, id, bearer string) error {
 	st, err := h.readSession(ctx, id, Credentials{Bearer: bearer})
 	if err != nil {
 		return err
 	}
 	switch {
-	case !st.alive:
+	case st.status == sessionGone:
 		return errGone()
-	case st.session == nil || st.session.AgentID == "":
+	case st.boundTo == "":
 		return nil
 	case st.caller == "":
 		return authFailed()
-	case st.caller != st.session.AgentID:
+	case st.caller != st.boundTo:
 		return errGone()
 	}
 	return nil
@@ -284,76 +376,102 @@ func (h *Hub) SessionIDAuthentic(ctx context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-// adoptSessionID returns the id agent_prime stores a new session under when
-// the presented session has no record: a live signed id is bound as it is
-// (the transport keeps sending it); an ended or expired one must be
-// re-initialized, not silently replaced. Any other id is replaced by a new
-// one, as REST does for a session that expired.
-func (h *Hub) adoptSessionID(ctx context.Context, id string) (string, error) {
+// adoptSessionID returns the id agent_prime stores a new session of agent
+// under when the presented session (cr.SessionID) has no live record, and
+// the writes that go with it:
+//
+//   - a signed id that is unbound, idle or bound before by this agent is
+//     bound as it is (the host keeps sending it); binding it the first
+//     time remembers the agent for the id's life (its state item);
+//   - a signed id bound before by another agent is AUTH_FAILED, exactly
+//     as while that session lived;
+//   - an ended, unknown or forged one presented as Mcp-Session-Id is
+//     NOT_PRIMED (MCP: 404), never silently replaced; presented as an
+//     explicit handle (cr.SessionHandle), it is replaced by a new id, since
+//     the model passes whatever agent_prime returns;
+//   - any other id (random, or a signed one past its life) is replaced by
+//     a new random one, as REST does for a session that expired.
+func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) (string, []store.Op, error) {
+	id := cr.SessionID
 	if !strings.HasPrefix(id, signedIDPrefix) {
-		return newSessionID(), nil
+		return newSessionID(), nil, nil
 	}
 	st, err := h.readSession(ctx, id, Credentials{})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if !st.alive {
-		return "", errGone()
+	switch {
+	case st.status == sessionGone && !cr.SessionHandle:
+		return "", nil, errGone()
+	case st.status == sessionGone, st.status == sessionStale:
+		return newSessionID(), nil, nil
+	case st.boundTo != "" && st.boundTo != agent:
+		return "", nil, authFailed()
+	case st.record != nil:
+		// Bound by a concurrent prime: its record makes this prime's
+		// write fail, and the retry resumes it.
+		return id, nil, nil
+	case st.mark != nil:
+		// Bound before by this agent. The binding is conditioned on the
+		// state item as read, so that a concurrent end (DELETE) is never
+		// undone by binding the id again.
+		return id, []store.Op{store.Check(endedSessionKey(id), store.AtVersion(st.mark.Version))}, nil
 	}
-	return id, nil
+	return id, []store.Op{store.Put(markItem(id, signedMark{AgentID: agent}, 1, st.life), store.Absent)}, nil
 }
 
-// CloseSession ends a session (MCP DELETE). Only the agent a session is
-// bound to may end it; for anyone else it is NOT_PRIMED, as for an unknown
-// one. Ending an unknown or already ended session is not an error. An
-// unbound session is ended only with a valid key (ErrUnboundSession
-// otherwise); ending it, like ending a bound one, leaves a tombstone.
+// CloseSession ends an MCP session (DELETE). Only the agent a session is
+// bound to may end it (also once it is idle); for anyone else it is
+// NOT_PRIMED, as for an unknown one. Ending an unknown or already ended
+// session is not an error. A session no agent has bound is ended only with
+// a valid key (ErrUnboundSession otherwise); ending a signed one, bound or
+// not, marks its id ended for the rest of its life. The agent's session
+// it carried stays reachable as an explicit handle until it expires
+// (see the note above).
 //
-// The delete is conditioned on the version that was authorized, so a
+// The writes are conditioned on the versions that were authorized, so a
 // session bound by a concurrent agent_prime is never ended on the strength
-// of having been unbound; a concurrent rewrite (a touch, a resume) only
-// means reading it again, never reporting success while it lives on.
+// of having been unbound; a concurrent rewrite (a touch, a resume, a
+// binding again) only means reading it again, never reporting success
+// while it lives on.
 func (h *Hub) CloseSession(ctx context.Context, id string, cr Credentials) error {
-	if !validSessionID(id) {
-		return nil
-	}
 	for range closeSessionAttempts {
 		st, err := h.readSession(ctx, id, cr)
 		if err != nil {
-			if e, ok := apperr.As(err); ok && e.Code == apperr.NotPrimed {
-				return nil
-			}
 			return err
 		}
-		if !st.alive {
+		if st.status == sessionGone || st.status == sessionStale {
+			// Already ended, never issued, or past its life (nothing of it
+			// is remembered, and it is never bound again).
 			return nil
 		}
-		var ops []store.Op
 		switch {
-		case st.session == nil || st.session.AgentID == "":
+		case st.boundTo == "":
 			if st.caller == "" {
 				return ErrUnboundSession
 			}
 		case st.caller == "":
 			return authFailed()
-		case st.caller != st.session.AgentID:
+		case st.caller != st.boundTo:
 			return errGone()
 		}
+		var ops []store.Op
 		if st.record != nil {
-			ops = append(ops, store.Delete(sessionKey(id), store.AtVersion(st.record.Version)))
+			// The agent's session outlives its MCP session: it stays
+			// reachable as an explicit handle until it expires (a
+			// host that connects once per call ends every connection).
+			s := *st.session
+			s.TransportEnded = true
+			ops = append(ops, store.Put(h.sessionItem(&s, st.record.Version+1), store.AtVersion(st.record.Version)))
 		}
 		if strings.HasPrefix(id, signedIDPrefix) {
-			k := endedSessionKey(id)
-			// The tombstone lives exactly as long as the id could otherwise
-			// pass as unbound.
-			key, err := h.signingKey(ctx)
-			if err != nil {
-				return err
+			// The id is marked ended for the rest of its life, so that it
+			// is never bound again.
+			cond, version := store.Absent, uint64(1)
+			if st.mark != nil {
+				cond, version = store.AtVersion(st.mark.Version), st.mark.Version+1
 			}
-			exp, _ := signedExpiry(key, id)
-			if h.clock().Before(exp) {
-				ops = append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp.Unix(), Data: []byte("{}")}, store.Absent))
-			}
+			ops = append(ops, store.Put(markItem(id, signedMark{AgentID: st.boundTo, Ended: true}, version, st.life), cond))
 		}
 		if len(ops) == 0 {
 			return nil

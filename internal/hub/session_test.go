@@ -3,12 +3,14 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -128,13 +130,163 @@ func TestEndedUnboundSessionStaysEnded(t *testing.T) {
 		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		wantCode(t, "Prime(ended unbound session)", err, apperr.NotPrimed)
 
+		// Presented as the session_id argument, the ended id is replaced:
+		// the model passes whatever agent_prime returns.
+		out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionHandle: true, Transport: "mcp"}, hub.PrimeInput{})
+		if err != nil || out.SessionID == id || out.SessionResumed {
+			t.Fatalf("Prime(ended id as the argument) = %+v, %v; want a new session", out, err)
+		}
+
+		// Waiting past its first hour unbound makes an id idle, not gone:
+		// the host keeps sending it, so agent_prime still binds it.
 		late, err := f.h.OpenSession(f.ctx, "")
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
 		}
 		f.clock.Advance(61 * time.Minute)
-		wantCode(t, "CheckSession(unbound after 61m)", f.h.CheckSession(f.ctx, late, ""), apperr.NotPrimed)
-		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: late, Transport: "mcp"}, hub.PrimeInput{})
-		wantCode(t, "Prime(expired unbound session)", err, apperr.NotPrimed)
+		if err := f.h.CheckSession(f.ctx, late, ""); err != nil {
+			t.Errorf("CheckSession(unbound after 61m) = %v, want nil (served)", err)
+		}
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: late, Transport: "mcp"}
+		_, err = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		wantCode(t, "CheckpointGet(unbound after 61m)", err, apperr.NotPrimed)
+		if out, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil || out.SessionID != late {
+			t.Fatalf("Prime(unbound after 61m) = %+v, %v; want session %q", out, err, late)
+		}
+		if _, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{}); err != nil {
+			t.Errorf("CheckpointGet after binding the late id: %v", err)
+		}
+	})
+}
+
+// TestIdleSignedSessionIsBoundAgain: a bound signed session that expired
+// while idle answers NOT_PRIMED saying how to leave it, and agent_prime
+// binds the same id again, since the host keeps sending it; only the agent
+// that first bound it may (receipts are stored under the session id), an
+// ended one stays ended, and past its life an id is replaced.
+func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad).limited(limits.Config{SessionsPerAgent: 2})
+		idle := time.Duration(f.h.Limits().SessionIdleSeconds) * time.Second
+		open := func() string {
+			t.Helper()
+			id, err := f.h.OpenSession(f.ctx, "")
+			if err != nil {
+				t.Fatalf("OpenSession: %v", err)
+			}
+			return id
+		}
+		as := func(a *hub.AgentInfo, id string) hub.Credentials {
+			return hub.Credentials{Bearer: a.BoxKey, SessionID: id, Transport: "mcp"}
+		}
+		prime := func(cr hub.Credentials) *hub.PrimeOutput {
+			t.Helper()
+			out, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+			if err != nil {
+				t.Fatalf("Prime: %v", err)
+			}
+			return out
+		}
+		id := open()
+		alice := as(f.a, id)
+		prime(alice)
+		f.clock.Advance(idle + time.Second)
+
+		_, err := f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{})
+		e := wantCode(t, "CheckpointGet(idle session)", err, apperr.NotPrimed)
+		if !strings.Contains(e.Message, "expired") || !strings.Contains(e.NextAction, "agent_prime") || !strings.Contains(e.NextAction, "session_id") {
+			t.Errorf("NOT_PRIMED = %q / %q, want it to say the session expired and to call agent_prime and pass session_id", e.Message, e.NextAction)
+		}
+		// Served to its agent; another agent's key answers as for an
+		// unknown session, and none at all is refused, as while it lived.
+		if err := f.h.CheckSession(f.ctx, id, f.a.BoxKey); err != nil {
+			t.Errorf("CheckSession(idle, own key) = %v, want nil", err)
+		}
+		wantCode(t, "CheckSession(idle, no key)", f.h.CheckSession(f.ctx, id, ""), apperr.AuthFailed)
+		wantCode(t, "CheckSession(idle, other agent's key)", f.h.CheckSession(f.ctx, id, f.b.BoxKey), apperr.NotPrimed)
+		// Bob never inherits alice's id (nor the receipts under it).
+		_, err = f.h.Prime(f.ctx, as(f.b, id), hub.PrimeInput{})
+		wantCode(t, "Prime(alice's idle id) by bob", err, apperr.AuthFailed)
+		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.b.BoxKey, SessionID: id, SessionHandle: true}, hub.PrimeInput{})
+		wantCode(t, "Prime(alice's idle id as the argument) by bob", err, apperr.AuthFailed)
+
+		again := prime(alice)
+		if again.SessionID != id || again.SessionResumed {
+			t.Fatalf("Prime(idle) = session %q resumed %t, want %q opened again", again.SessionID, again.SessionResumed, id)
+		}
+		if _, err := f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{}); err != nil {
+			t.Fatalf("CheckpointGet after priming again: %v", err)
+		}
+		// The id is listed once in alice's sessions: two more sessions
+		// within the cap of two end only the oldest other one.
+		second := open()
+		prime(as(f.a, second))
+		if _, err := f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{}); err != nil {
+			t.Fatalf("CheckpointGet on the id bound again, after a second session: %v", err)
+		}
+
+		// An ended MCP session stays ended, also past its first hour and
+		// idle window; the agent's session it carried lives on as the
+		// session_id argument until it expires.
+		if err := f.h.CloseSession(f.ctx, id, alice); err != nil {
+			t.Fatalf("CloseSession: %v", err)
+		}
+		_, err = f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{})
+		wantCode(t, "CheckpointGet(ended, by its Mcp-Session-Id)", err, apperr.NotPrimed)
+		handle := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, SessionHandle: true}
+		if _, err := f.h.CheckpointGet(f.ctx, handle, hub.CheckpointGetInput{}); err != nil {
+			t.Errorf("CheckpointGet(ended MCP session, as the session_id argument): %v, want success", err)
+		}
+		if out := prime(handle); out.SessionID != id || !out.SessionResumed {
+			t.Errorf("Prime(ended MCP session, as the argument) = %q resumed %t, want %q resumed", out.SessionID, out.SessionResumed, id)
+		}
+		wantCode(t, "CheckSession(ended, resumed as a handle)", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
+		f.clock.Advance(idle + time.Second)
+		wantCode(t, "CheckSession(ended)", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
+		_, err = f.h.Prime(f.ctx, alice, hub.PrimeInput{})
+		wantCode(t, "Prime(ended)", err, apperr.NotPrimed)
+
+		// Past its life nothing of an id is remembered: served, but
+		// agent_prime opens a new session rather than binding it again.
+		old := open()
+		prime(as(f.a, old))
+		f.clock.Advance(31 * 24 * time.Hour)
+		if err := f.h.CheckSession(f.ctx, old, f.b.BoxKey); err != nil {
+			t.Errorf("CheckSession(stale) = %v, want nil", err)
+		}
+		if out := prime(as(f.a, old)); out.SessionID == old {
+			t.Errorf("Prime(stale id) kept it, want a new session")
+		}
+	})
+}
+
+// TestCloseRacingBindAgain: a DELETE that lands between agent_prime's read
+// of an idle id and its write binding the id again is never undone: the
+// binding fails, and the id stays ended.
+func TestCloseRacingBindAgain(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		hook := func() {}
+		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		id, err := f.h.OpenSession(f.ctx, "")
+		if err != nil {
+			t.Fatalf("OpenSession: %v", err)
+		}
+		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
+		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
+			t.Fatalf("Prime: %v", err)
+		}
+		f.clock.Advance(time.Duration(f.h.Limits().SessionIdleSeconds+1) * time.Second)
+		var fired atomic.Bool
+		hook = func() {
+			if fired.CompareAndSwap(false, true) {
+				if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
+					t.Errorf("CloseSession racing a binding again: %v", err)
+				}
+			}
+		}
+		_, err = f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+		hook = func() {}
+		wantCode(t, "Prime(idle id) racing CloseSession", err, apperr.NotPrimed)
+		wantCode(t, "CheckSession after the race", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
 	})
 }

@@ -323,8 +323,12 @@ func TestCredentials(t *testing.T) {
 	})
 }
 
-// TestSessionExpiry: an idle session is gone for every instance; the
-// client learns it from 404 (re-initialize), on tools/call too.
+// TestSessionExpiry: an idle session is expired for every instance, and the
+// expiry reaches the model as a tool result it can act on, never as the
+// transport's 404 (which strands the official SDKs, none of which
+// re-initializes): tools/list is still served, a tool answers NOT_PRIMED
+// saying how to leave it, and agent_prime on the same Mcp-Session-Id binds
+// it again, with no new initialize.
 func TestSessionExpiry(t *testing.T) {
 	e := newEnv(t)
 	sid := e.initialize(t, e.alice.BoxKey)
@@ -334,22 +338,31 @@ func TestSessionExpiry(t *testing.T) {
 	idle := e.hub.Limits().SessionIdleSeconds
 	e.clock.Advance(time.Duration(idle+1) * time.Second)
 
-	if r := e.post(t, toolsListBody, session(sid, e.alice.BoxKey)); r.status != 404 {
-		t.Errorf("tools/list on an expired session: got HTTP %d %s, want 404", r.status, r.body)
+	if r := e.post(t, toolsListBody, session(sid, e.alice.BoxKey)); r.status != 200 {
+		t.Errorf("tools/list on an expired session: got HTTP %d, want 200 (it needs no session)", r.status)
 	}
-	for _, tool := range []string{"checkpoint_get", "agent_prime"} {
-		if r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey)); r.status != 404 {
-			t.Errorf("%s on an expired session: got HTTP %d %s, want 404", tool, r.status, r.body)
-		}
+	res := e.post(t, toolCall("checkpoint_get", `{}`), session(sid, e.alice.BoxKey)).toolResult(t)
+	if code := res.code(t); code != apperr.NotPrimed {
+		t.Fatalf("checkpoint_get on an expired session: %s, want NOT_PRIMED", code)
 	}
-	// Re-initializing gives a fresh, working session.
-	fresh := e.initialize(t, e.alice.BoxKey)
-	if fresh == sid {
-		t.Fatalf("re-initialize returned the expired session id")
+	var te toolError
+	if err := json.Unmarshal(res.StructuredContent, &te); err != nil {
+		t.Fatal(err)
 	}
-	r := e.post(t, toolCall("agent_prime", `{}`), session(fresh, e.alice.BoxKey))
+	if te.Error.Message != "No live session: it is missing, unknown or expired." ||
+		te.Error.NextAction != "Call agent_prime, then pass its session_id argument on every call." {
+		t.Errorf("NOT_PRIMED over MCP = %q / %q, want the expiry and the way out", te.Error.Message, te.Error.NextAction)
+	}
+	// Another agent's key on the expired id (bound to alice) answers as on an unknown one.
+	if r := e.post(t, toolCall("agent_prime", `{}`), session(sid, e.bob.BoxKey)); r.status != 404 {
+		t.Errorf("agent_prime by bob on alice's id: got HTTP %d %s, want 404", r.status, r.body)
+	}
+	r := e.post(t, toolCall("agent_prime", `{}`), session(sid, e.alice.BoxKey))
 	var prime hub.PrimeOutput
-	if res := r.toolResult(t); res.IsError || json.Unmarshal(res.StructuredContent, &prime) != nil || prime.SessionID != fresh {
-		t.Errorf("agent_prime on the fresh session: %s, want session_id %q", r.body, fresh)
+	if res := r.toolResult(t); res.IsError || json.Unmarshal(res.StructuredContent, &prime) != nil || prime.SessionID != sid || prime.SessionResumed {
+		t.Fatalf("agent_prime on the expired session: %s, want session_id %q opened again", r.body, sid)
+	}
+	if res := e.post(t, toolCall("checkpoint_get", `{}`), session(sid, e.alice.BoxKey)).toolResult(t); res.IsError {
+		t.Errorf("checkpoint_get after priming again: %s, want success", res.StructuredContent)
 	}
 }

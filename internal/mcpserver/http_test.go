@@ -211,11 +211,24 @@ func TestDeleteSession(t *testing.T) {
 		if r := e.post(t, toolsListBody, session(sid, e.alice.BoxKey)); r.status != 404 {
 			t.Errorf("tools/list after DELETE: got HTTP %d %s, want 404", r.status, r.body)
 		}
-		for _, tool := range []string{"checkpoint_get", "agent_prime"} {
-			// 404, the spec's signal to re-initialize, for tool calls too.
-			if r := e.post(t, toolCall(tool, `{}`), session(sid, e.alice.BoxKey)); r.status != 404 {
+		for tool, args := range map[string]string{"checkpoint_get": `{}`, "agent_prime": `{}`, "get_help": `{"tool":"inbox_list"}`} {
+			// 404, the spec's signal to re-initialize, for tool calls too,
+			// also those that need no session.
+			if r := e.post(t, toolCall(tool, args), session(sid, e.alice.BoxKey)); r.status != 404 {
 				t.Errorf("%s after DELETE: got HTTP %d %s, want 404", tool, r.status, r.body)
 			}
+		}
+		// The agent's session the MCP session carried lives on as a handle
+		// until it expires: on another connection, as the session_id
+		// argument or the Agentbox-Session header.
+		fresh := e.initialize(t, e.alice.BoxKey)
+		if res := e.post(t, toolCall("checkpoint_get", `{"session_id":"`+sid+`"}`), session(fresh, e.alice.BoxKey)).toolResult(t); res.IsError {
+			t.Errorf("checkpoint_get with the ended session as session_id: %s, want success", res.StructuredContent)
+		}
+		header := session(fresh, e.alice.BoxKey)
+		header["Agentbox-Session"] = sid
+		if res := e.post(t, toolCall("checkpoint_get", `{}`), header).toolResult(t); res.IsError {
+			t.Errorf("checkpoint_get with the ended session as Agentbox-Session: %s, want success", res.StructuredContent)
 		}
 		if r := e.do(t, "DELETE", nil, session(sid, e.alice.BoxKey)); r.status != 204 {
 			t.Errorf("second DELETE: got HTTP %d, want 204 (idempotent)", r.status)

@@ -24,16 +24,20 @@
 //     without a key, so anyone may call it. A bad bearer is 401.
 //     agent_prime binds the id to the agent and stores the session.
 //   - every other request needs the header (else 400). tools/list, ping
-//     and notifications check the session here: unknown, expired, ended,
-//     or bound to another agent's key is 404 (one answer, the spec's signal
-//     to re-initialize); a bound session without its key is 401.
+//     and notifications check the session here: unknown, ended, or bound
+//     to another agent's key is 404 (one answer, the spec's signal to
+//     re-initialize); a bound session without its key is 401; an expired
+//     one is served.
 //   - tools/call: a forged id is 404 at once (its signature is checked
 //     without a read); otherwise the tool checks the session in its own
-//     batched read, and only when it answers NOT_PRIMED or AUTH_FAILED
-//     does this layer read the session to turn a gone one into 404. The
-//     tool's session is the Agentbox-Session header when sent (REST's
-//     durable session, so a client that connects once per call can use the
-//     session it primed earlier), else Mcp-Session-Id.
+//     batched read, and only when it answers NOT_PRIMED or AUTH_FAILED (or
+//     needs no session: get_help) does this layer read the session to turn
+//     an ended or foreign one into 404. An expired session stays the
+//     tool's NOT_PRIMED result, which agent_prime on the same connection
+//     leaves. The tool's session is its session_id argument when given
+//     (the handle agent_prime returned), else the Agentbox-Session header
+//     (REST's durable session header), else Mcp-Session-Id. The rules in
+//     full are at the top of session.go.
 //   - server/discover passes without a session: it is the SEP-2575 probe the
 //     go-sdk client sends before initialize, and the server answers it with
 //     UnsupportedProtocolVersion because it advertises only the
@@ -42,10 +46,12 @@
 //   - Methods this tools-only server does not serve (logging/setLevel,
 //     resources/*, prompts/*, anything unknown) are -32601, although the SDK
 //     would answer some; unknown notifications are accepted and ignored.
-//   - DELETE ends a bound session (its agent's key required) and answers
-//     204; an unbound one is ended only with a key (else 405: it expires on
-//     its own, and ending it would be a write anyone could make). GET is
-//     405, since a stateless server has no stream to offer.
+//   - DELETE ends a bound MCP session (its agent's key required) and
+//     answers 204; the agent's session it carried stays reachable as the
+//     session_id argument (or Agentbox-Session header) until it expires. An unbound one is ended only
+//     with a key (else 405: it expires on its own, and ending it would be
+//     a write anyone could make). GET is 405, since a stateless server has
+//     no stream to offer.
 //
 // A session id is never authority on its own: the hub accepts it only with
 // the key of the agent it is bound to (TestSessionHijackingPrevention).
@@ -105,9 +111,10 @@ const transport = "mcp"
 
 // instructions are sent to clients at initialize: the one rule an agent
 // must know before its first call.
-const instructions = "Call agent_prime first: it binds this MCP session to your agent and returns its id. " +
+const instructions = "Call agent_prime first: it primes your session and returns its session_id. " +
+	"Pass that session_id as the session_id argument of every later call (your host may open a new MCP connection per call); " +
+	"when a tool answers NOT_PRIMED, call agent_prime again and use the session_id it returns. " +
 	"Authenticate with 'Authorization: Bearer <key>'; tools whose arguments list box_key also accept the key there. " +
-	"A client that reconnects for every call sends that id as the Agentbox-Session header. " +
 	"Tool failures are results with isError true and structuredContent.error {code, message, next_action, help, retryable}."
 
 // handler is the MCP endpoint. It is safe for concurrent use and holds no
@@ -119,6 +126,8 @@ type handler struct {
 	// tools run each registry tool by name; tools/call reaches them
 	// without the SDK (direct.go), other paths through it.
 	tools map[string]toolFunc
+	// open names the tools that need no session (get_help).
+	open map[string]bool
 	// sdkCalls sends tools/call through the SDK as well: only for the
 	// test that compares the two paths.
 	sdkCalls bool
@@ -152,9 +161,9 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: s.versions,
 	})
-	s.tools = make(map[string]toolFunc)
+	s.tools, s.open = make(map[string]toolFunc), make(map[string]bool)
 	for _, t := range r.Tools() {
-		s.tools[t.Name] = s.runTool(t)
+		s.tools[t.Name], s.open[t.Name] = s.runTool(t), !t.Authenticated
 		server.AddTool(mcpTool(t), toolHandler(s.tools[t.Name]))
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{

@@ -1,5 +1,49 @@
 package mcpserver
 
+// # Session rules (2025-era: initialize and Mcp-Session-Id)
+//
+// Two things are called a session here: the MCP session, named by the
+// Mcp-Session-Id that initialize issues (a signed id, hub.OpenSession), and
+// the agent's durable session that agent_prime opens, whose id it returns
+// as session_id. agent_prime binds the first to the second (same id), so a
+// host that keeps its connection needs nothing else; and every tool takes
+// session_id as an argument (the handle), so a host that opens a new
+// connection for every call loses nothing. The handle wins over any
+// header; it is valid only with its agent's key.
+//
+// What each request on an Mcp-Session-Id answers:
+//
+//   - Forged or garbled: 404 (-32001), on every method, before any tool
+//     runs (the signature is checked without a read).
+//   - Ended by DELETE: 404 on every method that depends on it — tools/list,
+//     ping, notifications; a tools/call whose tool answered NOT_PRIMED or
+//     AUTH_FAILED; get_help (which needs no session: the layer checks the
+//     MCP session for it). A tools/call whose session_id argument names a
+//     live session of the caller runs: it does not depend on the header.
+//     The agent's session the ended MCP session carried stays reachable
+//     as the argument (or the Agentbox-Session header) until it expires
+//     (a per-call host ends every connection, the one agent_prime ran on
+//     included).
+//   - Bound to another agent than the bearer key's: 404, as for an
+//     unknown id (its existence is not confirmed). Bound, without any
+//     bearer key: 401 on tools/list, ping and notifications; a tools/call
+//     is judged by the tool (box_key may carry the key: else AUTH_FAILED
+//     as a tool result).
+//   - Expired — bound but idle past its window, or never bound within its
+//     first hour: served. tools/list and ping need no live session; a
+//     tool answers NOT_PRIMED as a tool result (never 404, which strands
+//     the official SDKs: none re-initializes by itself), with the way out
+//     in next_action; agent_prime on the same Mcp-Session-Id binds it
+//     again, so the host needs no reconnect. Only the agent that first
+//     bound an id binds it again; 30 days after issue agent_prime opens a
+//     new session instead and returns its session_id (hub/session.go).
+//   - No Mcp-Session-Id on a request other than initialize and
+//     server/discover: 400.
+//
+// DELETE ends the MCP session (204; 405 for a session never bound, sent
+// without a key; 404 for another agent's). NOT_PRIMED's next action over
+// MCP is notPrimedNext (tools.go): the model can only pass the argument.
+
 import (
 	"bytes"
 	"encoding/json"
@@ -287,11 +331,13 @@ func (s *handler) one(out http.ResponseWriter, r *http.Request, bearer string, m
 	}
 }
 
-// callTool runs a tools/call. The tool checks its session in its own
-// batched read; only when that answers NOT_PRIMED or AUTH_FAILED does this
-// layer read the session, to turn an unknown, expired or ended one (or one
-// bound to another agent) into the spec's 404, which makes clients
-// re-initialize instead of showing the model an error it cannot act on.
+// callTool runs a tools/call under the rules in the note at the top of
+// this file. The tool checks its session in its own batched read; only
+// when that answers NOT_PRIMED or AUTH_FAILED, or the tool needs no
+// session (get_help), does this layer read the transport's session, to
+// turn an ended or unknown one (or one bound to another agent) into the
+// spec's 404. An expired one stays the tool's NOT_PRIMED result, which the
+// model leaves by calling agent_prime on the same connection.
 func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid string, req *jsonrpc.Request) {
 	id := req.ID
 	ok, err := s.hub.SessionIDAuthentic(r.Context(), sid)
@@ -300,13 +346,14 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 		return
 	}
 	if !ok {
-		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown or expired session."))
+		s.fail(w, r, id, apperr.New(apperr.NotPrimed, "Unknown session."))
 		return
 	}
 	if s.sdkCalls {
 		buf := newBufferedResponse()
 		s.serve(buf, r, methodCallTool)
-		if s.sessionGone(w, r, bearer, sid, id, buf.toolErrorCode()) {
+		p, _ := callParams(req.Params)
+		if s.sessionGone(w, r, bearer, sid, id, buf.toolErrorCode(), p != nil && s.open[p.Name]) {
 			return
 		}
 		buf.copyTo(w)
@@ -315,17 +362,19 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 	// The tool runs before anything is written, so that its answer can
 	// still become a 404.
 	ans, ok := s.directCall(w, r, req)
-	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code) {
+	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code, ans.open) {
 		return
 	}
 	writeResult(w, id, ans)
 }
 
-// sessionGone answers 404 (and reports true) when a tool call failed with
-// code NOT_PRIMED or AUTH_FAILED because its session is unknown, expired,
-// ended or bound to another agent.
-func (s *handler) sessionGone(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID, code apperr.Code) bool {
-	if code != apperr.NotPrimed && code != apperr.AuthFailed {
+// sessionGone answers 404 (and reports true) when the transport's session
+// is ended, unknown or bound to another agent, and the call depends on it:
+// the tool failed with NOT_PRIMED or AUTH_FAILED, or needs no session at
+// all (open), so that no method succeeds on an ended session. A tool that
+// succeeded on the session_id argument does not depend on it.
+func (s *handler) sessionGone(w http.ResponseWriter, r *http.Request, bearer, sid string, id jsonrpc.ID, code apperr.Code, open bool) bool {
+	if !open && code != apperr.NotPrimed && code != apperr.AuthFailed {
 		return false
 	}
 	err := s.hub.CheckSession(r.Context(), sid, bearer)
@@ -402,7 +451,7 @@ func (s *handler) fail(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, er
 		// No detail: which of key, agent or session failed is not told.
 		status, message = http.StatusUnauthorized, "Authentication failed."
 	case apperr.NotPrimed:
-		status, code, message = http.StatusNotFound, codeSessionNotFound, "Session not found or expired; initialize again."
+		status, code, message = http.StatusNotFound, codeSessionNotFound, "Session not found or ended; initialize again."
 	case apperr.RateLimited:
 		status = http.StatusTooManyRequests
 	case apperr.TemporarilyUnavailable:

@@ -50,6 +50,9 @@ type answer struct {
 	// code is the domain error code of an isError result, "" on success,
 	// so the session layer learns it without decoding its own answer.
 	code apperr.Code
+	// open is set for a tool that needs no session (get_help): the
+	// session layer then checks the transport's session itself.
+	open bool
 }
 
 // result is the answer as the SDK's tool result.
@@ -83,6 +86,7 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 			// session it primed in an earlier connection; without it, the
 			// MCP session is the tool's session.
 			cr.SessionID = header.Get(registry.SessionHeader)
+			cr.SessionHandle = cr.SessionID != ""
 			if cr.SessionID == "" {
 				cr.SessionID = header.Get(SessionHeader)
 			}
@@ -101,13 +105,26 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 		}
 		if err != nil {
 			e := apperr.Normalize(err)
+			if e.Code == apperr.NotPrimed {
+				c := *e
+				c.NextAction = notPrimedNext
+				e = &c
+			}
 			s.logCall(ctx, t.Name, e, start)
-			return failure(t, e)
+			ans := failure(t, e)
+			ans.open = !t.Authenticated
+			return ans
 		}
 		s.logCall(ctx, t.Name, nil, start)
-		return answer{data: data}
+		return answer{data: data, open: !t.Authenticated}
 	}
 }
+
+// notPrimedNext is NOT_PRIMED's next action over MCP, where the model
+// itself can carry the session only as the session_id argument (the
+// Mcp-Session-Id header is the host's). The hub's text is
+// transport-neutral; REST words its own (internal/rest).
+const notPrimedNext = "Call agent_prime, then pass its session_id argument on every call."
 
 // toolHandler adapts a toolFunc to the SDK, which serves tools/call only
 // when this layer does not (a tools/call notification).

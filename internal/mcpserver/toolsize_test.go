@@ -11,6 +11,12 @@ import (
 // description in its input schema. The full contract stays in get_help.
 const maxDescriptionBytes = 350
 
+// maxHandleDescriptionBytes bounds the description of the session_id
+// argument, which every tool declares (the session as a handle, brief
+// §11): it is counted apart from maxDescriptionBytes, since it is one
+// text repeated on every tool, and must stay short for that reason.
+const maxHandleDescriptionBytes = 140
+
 // TestToolListSize measures what tools/list costs a model and fails when
 // the descriptions grow past the budget. It prints the figures.
 func TestToolListSize(t *testing.T) {
@@ -51,6 +57,15 @@ func TestToolListSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := len(tool.Description) + descriptions(schema)
+		if props, ok := schema.(map[string]any)["properties"].(map[string]any); ok {
+			if h, ok := props["session_id"].(map[string]any); ok {
+				hd, _ := h["description"].(string)
+				if len(hd) > maxHandleDescriptionBytes {
+					t.Errorf("%s: session_id description is %d bytes, want at most %d", tool.Name, len(hd), maxHandleDescriptionBytes)
+				}
+				d -= len(hd)
+			}
+		}
 		descBytes += d
 		costs = append(costs, cost{tool.Name, d})
 	}

@@ -34,12 +34,10 @@ const maxSessionArgument = 80
 
 // sessionArgumentSchema is the handle's schema in every tool's input.
 func sessionArgumentSchema(t *Tool) *schema.Schema {
-	desc := "The session_id that agent_prime returned. Pass it on every call when your host may open a new MCP connection per call " +
-		"or speaks MCP 2026-07-28 (which has no protocol session); it is checked together with your key and is never authority on its own."
+	desc := "The session_id agent_prime returned. Pass it on every call (hosts may reconnect per call); valid only with your key."
 	switch {
 	case t.Name == "agent_prime":
-		desc = "A session_id an earlier agent_prime returned, to resume that session; omit it to open a new one. " +
-			"An expired or unknown one is not an error here: a new session is opened."
+		desc = "A session_id agent_prime returned, to resume it; omit it to prime this connection's. If it expired, use the session_id returned."
 	case !t.Authenticated:
 		desc = "Accepted and ignored: this tool needs no session."
 	}

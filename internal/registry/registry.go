@@ -184,7 +184,7 @@ func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args 
 	if handle, rest, found := sessionArgument(args); found {
 		// The explicit handle is the call's session: it wins over any
 		// transport header, which a per-call host may have minted afresh.
-		cr.SessionID, args = handle, rest
+		cr.SessionID, cr.SessionHandle, args = handle, true, rest
 	}
 	info := cr.Info
 	if info == nil {

@@ -10,7 +10,7 @@ func declare(r *Registry) []*Tool {
 	tools := []*Tool{
 		define(Tool{
 			Name: "agent_prime", Title: "Prime session", Group: "session and self", Seed: "000",
-			Description: "Call this first, before any other tool. Opens or resumes your session and returns its id with your profile, checkpoint, rooms and limits.",
+			Description: "Call this first, and again whenever a tool answers NOT_PRIMED. Opens or resumes your session and returns its session_id with your profile, checkpoint, rooms and limits; pass that session_id as the session_id argument of every later call (REST: the Agentbox-Session header).",
 			Method:      "POST", Path: "/v1/agent/prime", Scope: ScopeWrite, Authenticated: true,
 			Hints: Hints{Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Opens or resumes a session and records the profile version it observed.",

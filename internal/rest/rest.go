@@ -117,6 +117,9 @@ func Status(code apperr.Code) int {
 	return http.StatusInternalServerError
 }
 
+// notPrimedNext is NOT_PRIMED's next action over REST.
+const notPrimedNext = "Call agent_prime, then send its session_id as the " + SessionHeader + " header on every call."
+
 // ErrorBody is the JSON body of every REST error response.
 type ErrorBody struct {
 	Error apperr.Envelope `json:"error"`
@@ -133,6 +136,13 @@ func WriteError(w http.ResponseWriter, status int, e *apperr.Error) {
 func writeError(w http.ResponseWriter, status int, e *apperr.Error, integerRevisions bool) {
 	if status == 0 {
 		status = Status(e.Code)
+	}
+	if e.Code == apperr.NotPrimed {
+		// The hub's next action is transport-neutral; over REST the
+		// session travels in the header.
+		c := *e
+		c.NextAction = notPrimedNext
+		e = &c
 	}
 	h := w.Header()
 	switch {
@@ -360,7 +370,7 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	cr := hub.Credentials{Bearer: bearer, Transport: Transport}
 	if len(sessions) == 1 {
-		cr.SessionID = sessions[0]
+		cr.SessionID, cr.SessionHandle = sessions[0], true
 	}
 	sources := authSources(r, bearer)
 	if err := s.authBlocked(sources); err != nil {

@@ -79,8 +79,13 @@ func TestNotPrimed(t *testing.T) {
 		{"UnknownSession", "s_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.do(t, req{method: "GET", path: "/v1/checkpoint", key: e.alice.BoxKey, session: tc.session}).
+			env := e.do(t, req{method: "GET", path: "/v1/checkpoint", key: e.alice.BoxKey, session: tc.session}).
 				wantError(t, "GET /v1/checkpoint session "+tc.session, http.StatusPreconditionRequired, apperr.NotPrimed)
+			// The way out over REST is the header, not a tool argument.
+			if env.Message != "No live session: it is missing, unknown or expired." ||
+				env.NextAction != "Call agent_prime, then send its session_id as the Agentbox-Session header on every call." {
+				t.Errorf("NOT_PRIMED over REST = %q / %q, want what is missing and the header to send", env.Message, env.NextAction)
+			}
 			e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: e.alice.BoxKey, session: tc.session, body: saveBody("0", "k", "x")}).
 				wantError(t, "PUT /v1/checkpoint session "+tc.session, http.StatusPreconditionRequired, apperr.NotPrimed)
 		})
