@@ -88,6 +88,7 @@ import (
 	"github.com/agentbox/agentbox/internal/limits"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -98,6 +99,10 @@ import (
 // Version is reported as the server implementation's version in the MCP
 // initialize result.
 const Version = "0.1.0"
+
+// serverInfo is the server's implementation, in the initialize result
+// and the server/discover result.
+var serverInfo = &mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}
 
 // transport is the transport name recorded on sessions this package opens
 // and passed to the hub with every tool call.
@@ -122,8 +127,17 @@ type handler struct {
 	// sdkCalls sends tools/call through the SDK as well: only for the
 	// test that compares the two paths.
 	sdkCalls bool
-	// versions are the protocol versions offered and accepted.
+	// versions are the session-based protocol versions, newest first,
+	// which the SDK negotiates at initialize.
 	versions []string
+	// supported are every version served, newest first: the modern
+	// ones (modern.go) and versions.
+	supported []string
+	// discover is the server/discover result (modern.go).
+	discover []byte
+	// inflight are the running tools/call requests of 2025-era sessions,
+	// for notifications/cancelled (cancel.go).
+	inflight inflight
 	// authFail counts failed authentications per source, in memory, as
 	// the REST transport does (internal/rest/authlimit.go): a source past
 	// its burst is answered 429 before anything is read.
@@ -138,13 +152,15 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &handler{hub: h, log: log, versions: sessionProtocolVersions()}
+	s.supported = append(slices.Clone(modernVersions), s.versions...)
+	s.discover = s.discoverResult()
 	if h != nil {
 		if cfg := h.LimitConfig(); cfg != nil {
 			s.authFail = limits.NewLocal(cfg.AuthFailures)
 		}
 	}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
-	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
+	server := mcp.NewServer(serverInfo, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
 		// Tools only; no list_changed (a stateless server cannot notify)
