@@ -21,9 +21,9 @@ package mcpserver
 // TestDirectCallMatchesSDK sends the same requests through both paths and
 // compares the answers, so the two cannot drift apart unnoticed.
 //
-// The SDK still serves everything else (initialize, tools/list, ping,
-// notifications, server/discover), and a tools/call notification, which
-// has no answer to write.
+// The SDK still serves everything else of the 2025 revisions (initialize,
+// tools/list, ping, notifications), and a tools/call notification, which
+// has no answer to write; 2026-07-28 requests are modern.go's.
 
 import (
 	"bytes"

@@ -34,11 +34,12 @@
 //     tool's session is the Agentbox-Session header when sent (REST's
 //     durable session, so a client that connects once per call can use the
 //     session it primed earlier), else Mcp-Session-Id.
-//   - server/discover passes without a session: it is the SEP-2575 probe the
-//     go-sdk client sends before initialize, and the server answers it with
-//     UnsupportedProtocolVersion because it advertises only the
-//     session-based protocol versions (<= 2025-11-25), so clients fall back
-//     to initialize.
+//   - Protocol 2026-07-28, which has neither initialize nor sessions, is
+//     served beside them (modern.go): a request whose _meta names a
+//     protocol version, or whose header names 2026-07-28, is answered by
+//     this layer (server/discover, tools/list, tools/call), its session
+//     being the session_id argument or the Agentbox-Session header. A
+//     server/discover without _meta is the SDK's (the 2025 era has none).
 //   - Methods this tools-only server does not serve (logging/setLevel,
 //     resources/*, prompts/*, anything unknown) are -32601, although the SDK
 //     would answer some; unknown notifications are accepted and ignored.
@@ -55,7 +56,7 @@
 // Content-Type must be application/json (415); Accept must allow
 // application/json (406; text/event-stream is not required, since this
 // endpoint never streams); an MCP-Protocol-Version header must name an
-// offered version (400). The body is read once, capped at
+// offered version (400; for 2026-07-28 and later the spec's -32022). The body is read once, capped at
 // hub.MaxRequestBytes whether or not the client sent Content-Length (413
 // beyond), checked by the same strict JSON gate as REST (duplicate keys,
 // invalid UTF-8, depth: -32700), decoded once with the rules of the SDK's
