@@ -109,8 +109,7 @@ const modernInstructions = "Call agent_prime first: it returns session_id, your 
 type envelope struct {
 	version     string // _meta's protocol version
 	hasVersion  bool
-	metaOK      bool // _meta, when present, is an object with client capabilities
-	hasMeta     bool
+	metaOK      bool   // _meta, when present, is an object with client capabilities
 	name        string // params.name (tools/call)
 	hasName     bool
 	cursor      json.RawMessage
@@ -129,7 +128,6 @@ func readEnvelope(params json.RawMessage) envelope {
 			if isNull(value) {
 				return true
 			}
-			env.hasMeta = true
 			caps := false
 			env.metaOK = strictjson.Members(value, func(k, v []byte) bool {
 				switch string(k) {
