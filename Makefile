@@ -45,13 +45,9 @@ test: test-deps fmt-check vet staticcheck
 	$(GO) test -race -timeout 30m ./...
 
 # npm test tools. Every folder holding a committed package-lock.json (outside
-# node_modules) is a test folder: its lockfile is installed when
-# node_modules is missing or older than the lockfile. The stamp is ours, so
-# a half-finished install is redone. npm itself is a system package.
-# `npm ci` is tried first; npm 11 refuses it when the lock lacks an optional
-# dependency the registry does not serve (vite's
-# napi-windows-process-start-time, under the Inspector), and then
-# `npm install --no-save` installs the same locked versions.
+# node_modules) is a test folder: its lockfile is installed with `npm ci`
+# when node_modules is missing or older than the lockfile. The stamp is
+# ours, so a half-finished install is redone. npm itself is a system package.
 NPM_LOCKS := $(shell find . -path './.*' -prune -o -name node_modules -prune -o -name package-lock.json -print | sed 's|^\./||')
 NPM_STAMPS := $(patsubst %package-lock.json,%node_modules/.agentbox-npm-ci,$(NPM_LOCKS))
 
@@ -59,7 +55,7 @@ test-deps: $(NPM_STAMPS)
 
 %node_modules/.agentbox-npm-ci: %package-lock.json
 	@.ci/need npm npm
-	cd ./$(dir $<) && { npm ci --no-audit --no-fund 2>/dev/null || npm install --no-save --no-audit --no-fund; }
+	cd ./$(dir $<) && npm ci --no-audit --no-fund
 	touch $@
 
 fmt-check:

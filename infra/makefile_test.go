@@ -104,7 +104,7 @@ func TestMakefileInstallsNpmTestFolders(t *testing.T) {
 		}
 		return string(out)
 	}
-	const install = "cd ./tests/ts/ && { npm ci"
+	const install = "cd ./tests/ts/ && npm ci --no-audit --no-fund"
 
 	if out := dryRun(); !strings.Contains(out, install) || strings.Contains(out, "node_modules/dep") {
 		t.Errorf("without an install, make -n test-deps =\n%s\nwant %q and nothing for node_modules/dep", out, install)

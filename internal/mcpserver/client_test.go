@@ -50,10 +50,9 @@ func TestInitializeIssuesSession(t *testing.T) {
 			t.Errorf("standalone SSE GET: got HTTP %d, want 405", x.status)
 		}
 	}
-	// The v1.8 client probes the sessionless protocol (server/discover)
-	// first; the server must steer it to initialize.
-	if got := cs.InitializeResult().ProtocolVersion; got >= "2026-07-28" {
-		t.Errorf("negotiated protocol %s, want a session-based version before 2026-07-28", got)
+	// A client of the session-based era gets the version it asked for.
+	if got := cs.InitializeResult().ProtocolVersion; got != legacyProtocol {
+		t.Errorf("negotiated protocol %s, want %s", got, legacyProtocol)
 	}
 }
 

@@ -21,9 +21,9 @@ package mcpserver
 // TestDirectCallMatchesSDK sends the same requests through both paths and
 // compares the answers, so the two cannot drift apart unnoticed.
 //
-// The SDK still serves everything else (initialize, tools/list, ping,
-// notifications, server/discover), and a tools/call notification, which
-// has no answer to write.
+// The SDK still serves everything else of the 2025 revisions (initialize,
+// tools/list, ping, notifications), and a tools/call notification, which
+// has no answer to write; 2026-07-28 requests are modern.go's.
 
 import (
 	"bytes"
@@ -201,6 +201,12 @@ func callParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 // (Failures of this layer go through writeJSONRPCError, as the SDK's do
 // after sanitize.)
 func writeResult(w http.ResponseWriter, id jsonrpc.ID, ans answer) {
+	writeTypedResult(w, id, ans, "")
+}
+
+// writeTypedResult is writeResult with a resultType member (its JSON
+// string, as 2026-07-28 requires on every result), or none when it is "".
+func writeTypedResult(w http.ResponseWriter, id jsonrpc.ID, ans answer, resultType string) {
 	idJSON, err := json.Marshal(id.Raw())
 	if err != nil {
 		// Unreachable: an id decoded from JSON encodes again.
@@ -221,6 +227,10 @@ func writeResult(w http.ResponseWriter, id jsonrpc.ID, ans answer) {
 	b.Write(ans.data)
 	if ans.code != "" {
 		b.WriteString(`,"isError":true`)
+	}
+	if resultType != "" {
+		b.WriteString(`,"resultType":`)
+		b.WriteString(resultType)
 	}
 	b.WriteString(`}}`)
 	w.Header().Set("Cache-Control", "no-cache, no-transform")

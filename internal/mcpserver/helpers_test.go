@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
+	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -53,10 +54,18 @@ func adapter(t *testing.T, name string) teststores.Adapter {
 // newEnv starts an endpoint on the bolt store.
 func newEnv(t *testing.T) *env { return newEnvOn(t, adapter(t, "bolt")) }
 
-func newEnvOn(t *testing.T, a teststores.Adapter) *env {
+func newEnvOn(t *testing.T, a teststores.Adapter) *env { return newEnvWrapped(t, a, nil) }
+
+// newEnvWrapped is newEnvOn with the store wrapped by wrap (when not nil),
+// for a test that observes the store.
+func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) store.Store) *env {
 	t.Helper()
 	clock := teststores.NewClock()
-	counter := teststores.NewCounting(a.Open(t, clock.Now))
+	st := a.Open(t, clock.Now)
+	if wrap != nil {
+		st = wrap(st)
+	}
+	counter := teststores.NewCounting(st)
 	logs := &reqlogtest.Buffer{}
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
 	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log})
@@ -145,8 +154,13 @@ func (r *recorder) exchanges() []exchange {
 	return append([]exchange(nil), r.seen...)
 }
 
-// connect runs the go-sdk client's initialize against the endpoint,
-// authenticating with bearer when it is not empty.
+// legacyProtocol is the session-based revision the go-sdk client is
+// pinned to by connect. Unpinned, the v1.8 client speaks 2026-07-28, which
+// this server also serves (TestGoSDKModern), and has no MCP session.
+const legacyProtocol = "2025-11-25"
+
+// connect runs the go-sdk client's initialize (protocol 2025-11-25)
+// against the endpoint, authenticating with bearer when it is not empty.
 func (e *env) connect(t *testing.T, bearer string) (*mcp.ClientSession, *recorder) {
 	t.Helper()
 	rec := &recorder{bearer: bearer, base: http.DefaultTransport}
@@ -155,7 +169,7 @@ func (e *env) connect(t *testing.T, bearer string) (*mcp.ClientSession, *recorde
 		Endpoint:   e.url,
 		HTTPClient: &http.Client{Transport: rec},
 		MaxRetries: -1,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatalf("Connect(bearer=%t): %v", bearer != "", err)
 	}

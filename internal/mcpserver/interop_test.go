@@ -125,6 +125,25 @@ func TestTypeScriptSDKInterop(t *testing.T) {
 	t.Logf("TypeScript SDK 1.32.2: %d tools, %d successes, %d error results (none thrown)", report.Counts.Tools, report.Counts.OK, report.Counts.Errors)
 }
 
+// runInspector runs one Inspector CLI process on the endpoint with key
+// and returns its one JSON result. It exits 5 (tool_is_error) after
+// printing an isError result, which is how a failed tool must arrive.
+func runInspector(t *testing.T, dir, url, key string, args ...string) map[string]any {
+	t.Helper()
+	base := []string{filepath.Join("node_modules", ".bin", "mcp-inspector"), "--cli", url + "/mcp", "--transport", "http",
+		"--header", "Authorization: Bearer " + key}
+	out, err := runNode(t, dir, nil, "node", append(base, args...)...)
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 5) {
+		t.Fatalf("inspector %s: %v; output %s", strings.Join(args, " "), err, out)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("inspector %s: output %q is not one JSON result: %v", strings.Join(args, " "), out, err)
+	}
+	return res
+}
+
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -139,27 +158,11 @@ func lastLine(s string) string {
 func TestInspectorCLIOneShot(t *testing.T) {
 	dir := tsClientDir(t)
 	e := newEnv(t)
-	// inspector runs one CLI process. It exits 5 (tool_is_error) after
-	// printing an isError result, which is how a failed tool must arrive.
 	inspector := func(args ...string) map[string]any {
 		t.Helper()
-		base := []string{filepath.Join("node_modules", ".bin", "mcp-inspector"), "--cli", e.url + "/mcp", "--transport", "http",
-			"--header", "Authorization: Bearer " + e.alice.BoxKey}
-		out, err := runNode(t, dir, nil, "node", append(base, args...)...)
-		var exit *exec.ExitError
-		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 5) {
-			t.Fatalf("inspector %s: %v; output %s", strings.Join(args, " "), err, out)
-		}
-		var res map[string]any
-		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			t.Fatalf("inspector %s: output %q is not one JSON result: %v", strings.Join(args, " "), out, err)
-		}
-		return res
+		return runInspector(t, dir, e.url, e.alice.BoxKey, args...)
 	}
-	structured := func(res map[string]any) map[string]any {
-		sc, _ := res["structuredContent"].(map[string]any)
-		return sc
-	}
+	structured := structuredOf
 
 	prime := inspector("--method", "tools/call", "--tool-name", "agent_prime")
 	sid, _ := structured(prime)["session_id"].(string)

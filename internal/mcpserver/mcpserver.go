@@ -38,11 +38,12 @@
 //     (the handle agent_prime returned), else the Agentbox-Session header
 //     (REST's durable session header), else Mcp-Session-Id. The rules in
 //     full are at the top of session.go.
-//   - server/discover passes without a session: it is the SEP-2575 probe the
-//     go-sdk client sends before initialize, and the server answers it with
-//     UnsupportedProtocolVersion because it advertises only the
-//     session-based protocol versions (<= 2025-11-25), so clients fall back
-//     to initialize.
+//   - Protocol 2026-07-28, which has neither initialize nor sessions, is
+//     served beside them (modern.go): a request whose _meta names a
+//     protocol version, or whose header names 2026-07-28, is answered by
+//     this layer (server/discover, tools/list, tools/call), its session
+//     being the session_id argument or the Agentbox-Session header. A
+//     server/discover without _meta is the SDK's (the 2025 era has none).
 //   - Methods this tools-only server does not serve (logging/setLevel,
 //     resources/*, prompts/*, anything unknown) are -32601, although the SDK
 //     would answer some; unknown notifications are accepted and ignored.
@@ -61,7 +62,7 @@
 // Content-Type must be application/json (415); Accept must allow
 // application/json (406; text/event-stream is not required, since this
 // endpoint never streams); an MCP-Protocol-Version header must name an
-// offered version (400). The body is read once, capped at
+// offered version (400; for 2026-07-28 and later the spec's -32022). The body is read once, capped at
 // hub.MaxRequestBytes whether or not the client sent Content-Length (413
 // beyond), checked by the same strict JSON gate as REST (duplicate keys,
 // invalid UTF-8, depth: -32700), decoded once with the rules of the SDK's
@@ -94,6 +95,7 @@ import (
 	"github.com/agentbox/agentbox/internal/limits"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -104,6 +106,10 @@ import (
 // Version is reported as the server implementation's version in the MCP
 // initialize result.
 const Version = "0.1.0"
+
+// serverInfo is the server's implementation, in the initialize result
+// and the server/discover result.
+var serverInfo = &mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}
 
 // transport is the transport name recorded on sessions this package opens
 // and passed to the hub with every tool call.
@@ -131,8 +137,17 @@ type handler struct {
 	// sdkCalls sends tools/call through the SDK as well: only for the
 	// test that compares the two paths.
 	sdkCalls bool
-	// versions are the protocol versions offered and accepted.
+	// versions are the session-based protocol versions, newest first,
+	// which the SDK negotiates at initialize.
 	versions []string
+	// supported are every version served, newest first: the modern
+	// ones (modern.go) and versions.
+	supported []string
+	// discover is the server/discover result (modern.go).
+	discover []byte
+	// inflight are the running tools/call requests of 2025-era sessions,
+	// for notifications/cancelled (cancel.go).
+	inflight inflight
 	// authFail counts failed authentications per source, in memory, as
 	// the REST transport does (internal/rest/authlimit.go): a source past
 	// its burst is answered 429 before anything is read.
@@ -147,13 +162,15 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &handler{hub: h, log: log, versions: sessionProtocolVersions()}
+	s.supported = append(slices.Clone(modernVersions), s.versions...)
+	s.discover = s.discoverResult()
 	if h != nil {
 		if cfg := h.LimitConfig(); cfg != nil {
 			s.authFail = limits.NewLocal(cfg.AuthFailures)
 		}
 	}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
-	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
+	server := mcp.NewServer(serverInfo, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
 		// Tools only; no list_changed (a stateless server cannot notify)

@@ -179,7 +179,9 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get(protocolHeader)
-	if version != "" && !slices.Contains(s.versions, version) {
+	if version != "" && !slices.Contains(s.versions, version) && version < statelessProtocol {
+		// A 2025-era header naming no served revision (a 2026-07-28 or
+		// later one is judged with the body, modern.go).
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Unsupported "+protocolHeader+"; supported: "+strings.Join(s.versions, ", ")+".", "protocol version")
 		return
@@ -206,6 +208,16 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, ok := s.decode(w, r, body)
 	if !ok {
+		return
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && s.isModern(r, req) {
+		s.modern(w, r, bearer, req)
+		return
+	}
+	if version >= statelessProtocol {
+		// A modern header on a response the client posted: not a message
+		// of any era this server serves.
+		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "The body must be a JSON-RPC request or notification.", "modern response")
 		return
 	}
 	s.one(w, r, bearer, msg, body)
@@ -316,11 +328,16 @@ func (s *handler) one(out http.ResponseWriter, r *http.Request, bearer string, m
 		// The method is not echoed: nothing of a rejected request is.
 		s.reject(out, r, http.StatusOK, id, jsonrpc.CodeMethodNotFound, "Method not found.", "unknown method")
 	case method == methodCallTool && call:
+		r, done := s.inflight.track(r, sid, bearer, id)
+		defer done()
 		s.callTool(out, r, bearer, sid, req)
 	default:
 		if err := s.hub.CheckSession(r.Context(), sid, bearer); err != nil {
 			s.fail(out, r, id, err)
 			break
+		}
+		if method == methodCancelled && req != nil {
+			s.inflight.cancelled(sid, bearer, req.Params)
 		}
 		if method != "" && !served[method] {
 			// An unknown notification needs no answer.
@@ -488,7 +505,13 @@ type rpcErrorBody struct {
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
-	data, err := json.Marshal(rpcErrorBody{JSONRPC: "2.0", ID: id.Raw(), Error: jsonrpc.Error{Code: code, Message: message}})
+	writeJSONRPCErrorData(w, status, id, code, message, nil)
+}
+
+// writeJSONRPCErrorData is writeJSONRPCError with the error's data member
+// (omitted when nil).
+func writeJSONRPCErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string, errData json.RawMessage) {
+	data, err := json.Marshal(rpcErrorBody{JSONRPC: "2.0", ID: id.Raw(), Error: jsonrpc.Error{Code: code, Message: message, Data: errData}})
 	if err != nil {
 		// Unreachable: an id decoded from JSON encodes again.
 		http.Error(w, message, status)

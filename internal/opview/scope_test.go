@@ -144,7 +144,10 @@ func connect(t *testing.T, url, key string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "opview-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{key}}, MaxRetries: -1}, nil)
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{key}}, MaxRetries: -1},
+		// The MCP session is the tool's session: a 2025 revision (the
+		// client's default, 2026-07-28, has none).
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("MCP connect: %v", err)
 	}

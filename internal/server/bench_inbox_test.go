@@ -80,7 +80,10 @@ func (e *benchEnv) agentSession(b *testing.B, name string) (*hub.AgentInfo, *mcp
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url,
-		HTTPClient: &http.Client{Transport: bearer{ag.BoxKey}}, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: bearer{ag.BoxKey}}, MaxRetries: -1},
+		// The MCP session is the tool's session: a 2025 revision (the
+		// client's default, 2026-07-28, has none).
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatalf("Connect: %v", err)
 	}

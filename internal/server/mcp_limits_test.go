@@ -53,7 +53,10 @@ func TestMCPProbeAndRateLimit(t *testing.T) {
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport{ag.BoxKey}}, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: bearerTransport{ag.BoxKey}}, MaxRetries: -1},
+		// The MCP session is the tool's session: a 2025 revision (the
+		// client's default, 2026-07-28, has none).
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
