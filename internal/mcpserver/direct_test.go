@@ -31,11 +31,7 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 		t.Fatalf("checkpoint_save: HTTP %d %s", r.status, r.body)
 	}
 
-	batch := map[string]string{}
-	for k, v := range headers {
-		batch[k] = v
-	}
-	batch["Mcp-Protocol-Version"] = "2025-03-26"
+	batch := withHeader(headers, "Mcp-Protocol-Version", "2025-03-26")
 	for _, tc := range []struct {
 		name, body string
 		headers    map[string]string
