@@ -40,10 +40,10 @@ type Context struct {
 	// BoxKeyArgument is true when the tool takes the key as box_key too;
 	// seed-002 tools take it only as a Bearer header.
 	BoxKeyArgument bool
-	// Help is where this tool's contract is read on this transport
-	// (`get_help {"tool":"x"}`, `GET /v1/help/x`); "" for the generic
-	// pointer.
-	Help string
+	// HelpCall is the call that returns this tool's contract on this
+	// transport (`get_help {"tool":"x"}`, `GET /v1/help/x`), and Help the
+	// envelope's help sentence; "" for the generic words.
+	HelpCall, Help string
 	// IntegerRevisions renders current_revision as a JSON integer (seed
 	// 002's expected_version) instead of a decimal string (seed 000).
 	IntegerRevisions bool
@@ -59,8 +59,8 @@ func (c Context) help() string {
 
 // contract is how a next action refers to the tool's contract.
 func (c Context) contract() string {
-	if c.Help != "" {
-		return "the tool's contract (" + c.Help + ")"
+	if c.HelpCall != "" {
+		return "the tool's contract (" + c.HelpCall + ")"
 	}
 	return "the tool's contract (get_help)"
 }
@@ -86,7 +86,7 @@ func (c Context) retry(same bool) string {
 	case c.keyless():
 		return "call again."
 	case c.MutationKeyOptional && same:
-		return "retry with the same " + c.key() + " (send one so the retry cannot act twice)."
+		return "retry with the same " + c.key() + " (without one, a retry may act twice)."
 	case c.MutationKeyOptional:
 		return "retry, with a new " + c.key() + " if you send one."
 	case same:

@@ -45,6 +45,9 @@ func TestErrorTextsFitToolAndTransport(t *testing.T) {
 					continue
 				}
 				next := env.NextAction
+				if code == apperr.InvalidArgument && !strings.Contains(next, "("+wantHelp+")") {
+					t.Errorf("%s: next_action %q, want it to name the contract's call %s", where, next, wantHelp)
+				}
 				var banned []string
 				if strings.Contains(next, "mutation ID") {
 					t.Errorf("%s: next_action %q speaks of a mutation ID; name the tool's own argument or none", where, next)

@@ -36,7 +36,7 @@ func helpTool(r *Registry) *Tool {
 	}, func(_ *hub.Hub, _ context.Context, _ hub.Credentials, in HelpInput) (*HelpOutput, error) {
 		t, ok := r.byName[in.Tool]
 		if !ok {
-			return nil, apperr.Invalid("tool", "is not a tool of this service; see tools/list or the README")
+			return nil, apperr.Invalid("tool", "is not a tool of this service; MCP tools/list and GET /v1/openapi.json name them")
 		}
 		doc := map[string]any{}
 		b, err := json.Marshal(t.Contract())
@@ -76,9 +76,12 @@ func ErrorContext(t *Tool, tr apperr.Transport) apperr.Context {
 	}
 	switch tr {
 	case apperr.MCP:
-		c.Help = `Call get_help {"tool":"` + t.Name + `"} for this tool's contract.`
+		c.HelpCall = `get_help {"tool":"` + t.Name + `"}`
 	case apperr.REST:
-		c.Help = "GET " + strings.ReplaceAll(helpPath, "{tool}", t.Name) + " returns this tool's contract."
+		c.HelpCall = "GET " + strings.ReplaceAll(helpPath, "{tool}", t.Name)
+	}
+	if c.HelpCall != "" {
+		c.Help = c.HelpCall + " returns this tool's contract."
 	}
 	return c
 }
