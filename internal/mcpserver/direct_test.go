@@ -26,7 +26,10 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 	if r := e.post(t, toolCall("agent_prime", `{}`), headers); r.status != 200 || r.toolResult(t).IsError {
 		t.Fatalf("agent_prime: HTTP %d %s", r.status, r.body)
 	}
-	save := toolCall("checkpoint_save", `{"idempotency_key":"direct-vs-sdk","expected_revision":"0","body_md":"step 1"}`)
+	// Markup in the checkpoint reaches every read below: the SDK's text
+	// block escapes it (\u003c), this layer's does not; the two answers
+	// must still be the same JSON.
+	save := toolCall("checkpoint_save", `{"idempotency_key":"direct-vs-sdk","expected_revision":"0","body_md":"step 1: <key> & more"}`)
 	if r := e.post(t, save, headers); r.status != 200 || r.toolResult(t).IsError {
 		t.Fatalf("checkpoint_save: HTTP %d %s", r.status, r.body)
 	}
@@ -97,6 +100,11 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 			}
 			if strings.Contains(string(direct.body), "no_such_tool") {
 				t.Errorf("answer %s echoes the rejected tool name", direct.body)
+			}
+			for _, esc := range htmlEscapes {
+				if strings.Contains(string(direct.body), esc) {
+					t.Errorf("direct answer %s has the HTML escape %s", direct.body, esc)
+				}
 			}
 		})
 	}
