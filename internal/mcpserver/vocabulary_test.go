@@ -133,3 +133,37 @@ func TestToolSchemasUse2020Vocabulary(t *testing.T) {
 		}
 	}
 }
+
+// TestToolSchemasCompileUnderAjvStrict has Ajv, in strict mode, compile
+// every schema of tools/list as the TypeScript SDK client receives it
+// (testdata/tsclient/strictschemas.mjs). Only seed-002 argument schemas
+// may use "example", the seed's keyword.
+func TestToolSchemasCompileUnderAjvStrict(t *testing.T) {
+	dir := tsClientDir(t)
+	e := newEnv(t)
+	var exampleTools []string
+	for _, tool := range e.reg.Tools() {
+		if tool.IntegerRevisions() && tool.Input.Properties["data"] != nil {
+			exampleTools = append(exampleTools, tool.Name)
+		}
+	}
+	allowed, err := json.Marshal(exampleTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runNode(t, dir, []string{"AGENTBOX_URL=" + e.url, "AGENTBOX_KEY=" + e.alice.BoxKey,
+		"AGENTBOX_EXAMPLE_TOOLS=" + string(allowed)}, "node", "strictschemas.mjs")
+	var report struct {
+		Tools, Compiled int
+		Problems        []string
+	}
+	if jerr := json.Unmarshal([]byte(lastLine(out)), &report); jerr != nil {
+		t.Fatalf("node strictschemas.mjs: %v; output %q", err, out)
+	}
+	for _, p := range report.Problems {
+		t.Error(p)
+	}
+	if n := len(e.reg.Tools()); report.Tools != n || report.Compiled != 2*n {
+		t.Errorf("Ajv strict: %d tools listed, %d schemas compiled; want %d and %d", report.Tools, report.Compiled, n, 2*n)
+	}
+}
