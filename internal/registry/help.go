@@ -36,7 +36,7 @@ func helpTool(r *Registry) *Tool {
 	}, func(_ *hub.Hub, _ context.Context, _ hub.Credentials, in HelpInput) (*HelpOutput, error) {
 		t, ok := r.byName[in.Tool]
 		if !ok {
-			return nil, apperr.Invalid("tool", "is not a tool of this service; MCP tools/list and GET /v1/openapi.json name them")
+			return nil, apperr.Invalid("tool", "is not a tool of this service; the tool list (MCP tools/list, the REST OpenAPI document) names them")
 		}
 		doc := map[string]any{}
 		b, err := json.Marshal(t.Contract())
