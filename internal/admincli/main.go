@@ -20,6 +20,7 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // Exit codes of Main.
@@ -270,7 +271,9 @@ func writeJSON(w io.Writer, v any) {
 	raw, ok := v.(json.RawMessage)
 	if !ok {
 		var err error
-		if raw, err = marshal(v); err != nil {
+		// Without HTML escaping: the reader is a terminal or a script, and
+		// instructions full of "<" should stay readable.
+		if raw, err = strictjson.Marshal(v); err != nil {
 			fmt.Fprintf(w, "{\"error\": {\"code\": %q, \"message\": \"cannot render the output\"}}\n", apperr.StorageFailure)
 			return
 		}
@@ -282,18 +285,6 @@ func writeJSON(w io.Writer, v any) {
 	}
 	buf.WriteByte('\n')
 	_, _ = w.Write(buf.Bytes())
-}
-
-// marshal encodes v compactly without HTML escaping: the reader is a
-// terminal or a script, and instructions full of "<" should stay readable.
-func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Usage returns the admin CLI's help text, generated from the command

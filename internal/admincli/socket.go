@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // The admin socket protocol is HTTP/1.1 over a unix socket: one
@@ -94,7 +95,7 @@ func run(ctx context.Context, a *hub.Admin, req Request) Response {
 	if err != nil {
 		return failure(err)
 	}
-	b, err := marshal(out)
+	b, err := strictjson.Marshal(out)
 	if err != nil {
 		return failure(fmt.Errorf("admincli: render result: %w", err))
 	}

@@ -52,7 +52,9 @@ type Error struct {
 	Code Code
 	// Message says what went wrong, never echoing a rejected value.
 	Message string
-	// NextAction tells an agent what to do next.
+	// NextAction, when set, tells an agent what to do next in words that
+	// fit wherever the error is answered; empty means the code's own next
+	// action, rendered for the tool and transport (Code.NextAction).
 	NextAction string
 	// RetryAfter is a hint in seconds for RATE_LIMITED and
 	// TEMPORARILY_UNAVAILABLE (0 means none).
@@ -79,14 +81,10 @@ func (e *Error) Error() string {
 // Unwrap exposes the internal cause to errors.Is/As and to logging.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Help returns the documentation pointer for the code.
-func (c Code) Help() string {
-	return "See get_help for the tool's contract; error code " + string(c) + " is described in the README's error table."
-}
-
-// New builds an error with the default next action for code.
+// New builds an error whose next action is its code's, rendered for the
+// tool and transport that answer it (see Context).
 func New(code Code, message string) *Error {
-	return &Error{Code: code, Message: message, NextAction: defaultNext[code]}
+	return &Error{Code: code, Message: message}
 }
 
 // Newf is New with formatting; callers must never format a rejected value
@@ -115,9 +113,19 @@ func InsufficientScope(scope string) *Error {
 		scope + " scope (agentbox admin rotate-key --scope " + scope + ").")
 }
 
-// Conflict is REVISION_CONFLICT carrying the current revision.
+// Conflict is REVISION_CONFLICT carrying the current revision, for a
+// seed-000 tool's expected_revision.
 func Conflict(current uint64) *Error {
 	e := New(RevisionConflict, "The revision you sent is not the current one; nothing was written.")
+	e.CurrentRevision = &current
+	return e
+}
+
+// VersionConflict is REVISION_CONFLICT for a seed-002 tool, whose
+// argument is expected_version: the code is the seed's, the words are the
+// tool's.
+func VersionConflict(current uint64) *Error {
+	e := New(RevisionConflict, "The expected_version you sent is not the current version; nothing was written.")
 	e.CurrentRevision = &current
 	return e
 }
@@ -140,22 +148,6 @@ func Limit(field, bound string) *Error {
 // one that does not exist: identical bytes in both cases.
 func Forbidden() *Error {
 	return New(NotFoundOrForbidden, "The resource does not exist or you are not allowed to see it.")
-}
-
-var defaultNext = map[Code]string{
-	AuthFailed:             "Send a valid agent key as 'Authorization: Bearer <key>' or box_key; ask the box owner for a new key if yours was rotated or revoked.",
-	NotPrimed:              "Call agent_prime first and send the session it returns on every later call.",
-	ProfileOutdated:        "Call profile_get to read your updated profile, then retry.",
-	NotFoundOrForbidden:    "Check the id; list what you can see to find it.",
-	RoomArchived:           "The room is read-only; post elsewhere.",
-	InvalidArgument:        "Fix the named field as the tool's contract describes (get_help) and retry with a new mutation ID.",
-	LimitExceeded:          "Reduce the named field below its limit and retry with a new mutation ID.",
-	RevisionConflict:       "Read current state, merge deliberately, and retry with a new mutation ID.",
-	IdempotencyConflict:    "This mutation ID was used for a different request; use a new mutation ID for a new action.",
-	CursorInvalid:          "Start again without a cursor.",
-	RateLimited:            "Wait retry_after_seconds, then retry with the same mutation ID.",
-	TemporarilyUnavailable: "Retry shortly with the same mutation ID; the outcome of this call is uncertain.",
-	StorageFailure:         "Retry with the same mutation ID; do not assume the action was persisted.",
 }
 
 // As extracts an *Error.
@@ -207,9 +199,16 @@ type Envelope struct {
 	CurrentRevision   *string `json:"current_revision,omitempty"`
 }
 
-// Envelope renders e for the wire.
-func (e *Error) Envelope() Envelope {
-	env := Envelope{Code: e.Code, Message: e.Message, NextAction: e.NextAction, Help: e.Code.Help(),
+// Envelope renders e for the wire where no tool and no transport are
+// known (the admin socket): next_action and help in their generic words.
+func (e *Error) Envelope() Envelope { return e.render(Context{}) }
+
+func (e *Error) render(c Context) Envelope {
+	next := e.NextAction
+	if next == "" {
+		next = e.Code.NextAction(c)
+	}
+	env := Envelope{Code: e.Code, Message: e.Message, NextAction: next, Help: c.help(),
 		Retryable: e.Code.Retryable()}
 	if e.RetryAfter > 0 {
 		ra := e.RetryAfter
@@ -229,12 +228,13 @@ type envelope002 struct {
 	CurrentRevision *uint64 `json:"current_revision,omitempty"`
 }
 
-// EnvelopeFor renders e for a tool of the given contract family: seed-002
-// tools carry revisions as integers, seed-000 tools as decimal strings.
-// Every transport renders through here so they cannot disagree.
-func (e *Error) EnvelopeFor(integerRevisions bool) any {
-	if integerRevisions {
-		return envelope002{Envelope: e.Envelope(), CurrentRevision: e.CurrentRevision}
+// EnvelopeIn renders e as answered in c: next_action and help in the
+// words of c's tool and transport, current_revision as c's contract
+// family carries revisions. Every transport renders through here so they
+// cannot disagree.
+func (e *Error) EnvelopeIn(c Context) any {
+	if c.IntegerRevisions {
+		return envelope002{Envelope: e.render(c), CurrentRevision: e.CurrentRevision}
 	}
-	return e.Envelope()
+	return e.render(c)
 }

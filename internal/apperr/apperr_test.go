@@ -12,7 +12,7 @@ import (
 
 // TestEnvelopeRevisionRendering: seed-000 tools carry revisions as decimal
 // strings, seed-002 tools (integer expected_version) as integers, and both
-// transports render through EnvelopeFor.
+// transports render through EnvelopeIn.
 func TestEnvelopeRevisionRendering(t *testing.T) {
 	for _, tc := range []struct {
 		integer bool
@@ -21,7 +21,7 @@ func TestEnvelopeRevisionRendering(t *testing.T) {
 		{false, `"18446744073709551615"`},
 		{true, `18446744073709551615`},
 	} {
-		b, err := json.Marshal(apperr.Conflict(1<<64 - 1).EnvelopeFor(tc.integer))
+		b, err := json.Marshal(apperr.Conflict(1<<64 - 1).EnvelopeIn(apperr.Context{IntegerRevisions: tc.integer}))
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
@@ -29,11 +29,11 @@ func TestEnvelopeRevisionRendering(t *testing.T) {
 		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatalf("unmarshal %s: %v", b, err)
 		}
-		if string(got["current_revision"]) != tc.want || strings.Count(string(b), "current_revision") != 1 {
-			t.Errorf("EnvelopeFor(%v) = %s, want current_revision %s once", tc.integer, b, tc.want)
+		if string(got["current_revision"]) != tc.want || strings.Count(string(b), `"current_revision":`) != 1 {
+			t.Errorf("EnvelopeIn(integer %v) = %s, want current_revision %s once", tc.integer, b, tc.want)
 		}
 		if string(got["code"]) != `"REVISION_CONFLICT"` || string(got["retryable"]) != "false" {
-			t.Errorf("EnvelopeFor(%v) = %s, want code REVISION_CONFLICT, not retryable", tc.integer, b)
+			t.Errorf("EnvelopeIn(integer %v) = %s, want code REVISION_CONFLICT, not retryable", tc.integer, b)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func ErrorTable() string {
 		if c.Retryable() {
 			retry = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %d | %s | %s |\n", c, rest.Status(c), retry, cell(apperr.New(c, "").NextAction))
+		fmt.Fprintf(&b, "| `%s` | %d | %s | %s |\n", c, rest.Status(c), retry, cell(c.NextAction(apperr.Context{})))
 	}
 	return b.String()
 }

@@ -431,9 +431,9 @@ func storageErr(err error) error {
 	case errors.Is(err, store.ErrUnavailable):
 		return apperr.Unavailable(err)
 	case errors.Is(err, store.ErrTimeout):
-		// Nothing for a read, unknown for a write: either way the caller
-		// retries, a mutation with its same key.
-		return apperr.Wrap(apperr.TemporarilyUnavailable, "The service did not answer in time; retry with the same mutation ID.", err)
+		// Nothing for a read, unknown for a write: the next action, in the
+		// tool's words, says how to retry.
+		return apperr.Wrap(apperr.TemporarilyUnavailable, "The service did not answer in time.", err)
 	case errors.Is(err, store.ErrTooLarge):
 		return apperr.Wrap(apperr.LimitExceeded, "The request is too large to store in one operation.", err)
 	}

@@ -162,7 +162,7 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 			rec.CreatedAt = old.CreatedAt
 		}
 		if uint64(d.ExpectedVersion) != current {
-			return nil, nil, apperr.Conflict(current)
+			return nil, nil, apperr.VersionConflict(current)
 		}
 
 		floor, err := memoryFloor(counter)
@@ -363,7 +363,7 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 			return nil, nil, apperr.Forbidden()
 		}
 		if uint64(d.ExpectedVersion) != note.Version {
-			return nil, nil, apperr.Conflict(note.Version)
+			return nil, nil, apperr.VersionConflict(note.Version)
 		}
 		floor, err := memoryFloor(counter)
 		if err != nil {

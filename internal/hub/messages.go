@@ -292,8 +292,8 @@ type MessageSendInput struct {
 	BodyMD      string         `json:"body_md" desc:"Markdown, up to 16 KiB. Messages are final: correct with a reply." schema:"minLength=1,maxLength=16384" example:"\"Parser done; please review.\""`
 	Payload     Object         `json:"payload,omitempty" desc:"Optional JSON object, no secrets."`
 	Files       []FileRefInput `json:"files,omitempty" desc:"Links to files, never bytes." schema:"maxItems=20"`
-	Mentions    []string       `json:"mentions,omitempty" desc:"Agent ids to notify; @Name in text does nothing." schema:"maxItems=20"`
-	Requests    []string       `json:"requests,omitempty" desc:"Agent ids asked to respond; in a room also mention them." schema:"maxItems=20"`
+	Mentions    []string       `json:"mentions,omitempty" desc:"Agent ids to notify; @Name in text does nothing." schema:"maxItems=20,itemFormat=uuid"`
+	Requests    []string       `json:"requests,omitempty" desc:"Agent ids asked to respond; in a room also mention them." schema:"maxItems=20,itemFormat=uuid"`
 	ReplyTo     string         `json:"reply_to,omitempty" desc:"Message id this answers; same room or DM." schema:"format=uuid"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // The stored records. They are the domain's persistence shapes, kept apart
@@ -79,8 +80,10 @@ type checkpointRecord struct {
 	SavedAt        time.Time       `json:"saved_at"`
 }
 
+// encode renders a record without HTML escaping, so that a payload carried
+// verbatim comes back as it was sent.
 func encode(v any) []byte {
-	b, err := json.Marshal(v)
+	b, err := strictjson.Marshal(v)
 	if err != nil {
 		// Records are plain structs of marshalable fields; failing here is
 		// a programming error, not an input error.

@@ -145,7 +145,7 @@ type SpaceDTO struct {
 	CreatedAt   string   `json:"created_at"`
 	UpdatedAt   string   `json:"updated_at"`
 	UpdatedBy   string   `json:"updated_by_agent_id"`
-	Members     []string `json:"members,omitempty" desc:"Private spaces: the member agent ids, creator included (get_space only)."`
+	Members     []string `json:"members,omitempty" desc:"Private spaces: the member agent ids, creator included (get_space only)." schema:"itemFormat=uuid"`
 	MemberCount int64    `json:"member_count,omitempty" desc:"Private spaces: the number of members."`
 }
 
@@ -377,7 +377,7 @@ func (h *Hub) getSpace(ctx context.Context, rec *spaceRecord, version uint64, me
 
 // UpdateSpaceData is update_space's body: exactly seed 002's body_schema.
 type UpdateSpaceData struct {
-	ExpectedVersion int64  `json:"expected_version" desc:"The version you last read; 0 creates a missing note." schema:"minimum=1" example:"1"`
+	ExpectedVersion int64  `json:"expected_version" desc:"Copy the current version returned by a read. save_memory uses 0 only to create a missing name. Stale versions fail without overwriting." schema:"minimum=1" example:"1"`
 	Title           string `json:"title" desc:"Short descriptive title: 1–200 Unicode characters, at most 800 UTF-8 bytes." schema:"minLength=1,maxLength=200" example:"PDF extraction checkpoint"`
 	Goal            string `json:"goal" desc:"Goal, allowed scope, acceptance criteria and stopping conditions; 1–20 KiB UTF-8." example:"Verify document extraction quality. Scope: provided documents. Done when another agent reviews the report."`
 	Status          string `json:"status" schema:"enum=active|paused|archived"`
@@ -419,7 +419,7 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 		}
 		current := c.item(space).Version
 		if uint64(d.ExpectedVersion) != current {
-			return nil, nil, apperr.Conflict(current)
+			return nil, nil, apperr.VersionConflict(current)
 		}
 		out, p := updateSpace(c, m, rec, current, d)
 		return out, p, nil

@@ -132,9 +132,10 @@ type Auth struct {
 	BoxKey string `json:"box_key,omitempty" desc:"Your key, if not sent as a Bearer header." schema:"maxLength=200"`
 }
 
-// Mutation is embedded in every seed-000 mutation input.
+// Mutation is embedded in every seed-000 mutation input. Its example is
+// per tool (the registry sets it).
 type Mutation struct {
-	IdempotencyKey string `json:"idempotency_key" desc:"Stable id of this action, yours for 30 days across every tool; reuse it only to retry the same action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$" example:"\"checkpoint-2026-11-29-01\""`
+	IdempotencyKey string `json:"idempotency_key" desc:"Stable id of this action, yours for 30 days across every tool; reuse it only to retry the same action." schema:"minLength=1,maxLength=80,pattern=^[A-Za-z0-9][A-Za-z0-9._:-]*$"`
 }
 
 // ArgumentKey returns the box_key argument, for the registry to pass on as

@@ -212,7 +212,11 @@ func writeTypedResult(w http.ResponseWriter, id jsonrpc.ID, ans answer, resultTy
 		// Unreachable: an id decoded from JSON encodes again.
 		idJSON = []byte("null")
 	}
-	text, err := json.Marshal(string(ans.data))
+	// The text block is the same bytes as structuredContent, as a JSON
+	// string without HTML escaping: a model reads "<key>", not
+	// "\u003ckey\u003e". (The SDK's TextContent escapes; this path is the
+	// one that answers.)
+	text, err := strictjson.Marshal(string(ans.data))
 	if err != nil {
 		// Unreachable: a string always encodes.
 		text = []byte(`""`)

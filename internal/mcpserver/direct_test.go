@@ -26,16 +26,15 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 	if r := e.post(t, toolCall("agent_prime", `{}`), headers); r.status != 200 || r.toolResult(t).IsError {
 		t.Fatalf("agent_prime: HTTP %d %s", r.status, r.body)
 	}
-	save := toolCall("checkpoint_save", `{"idempotency_key":"direct-vs-sdk","expected_revision":"0","body_md":"step 1"}`)
+	// Markup in the checkpoint reaches every read below: the SDK's text
+	// block escapes it (\u003c), this layer's does not; the two answers
+	// must still be the same JSON.
+	save := toolCall("checkpoint_save", `{"idempotency_key":"direct-vs-sdk","expected_revision":"0","body_md":"step 1: <key> & more"}`)
 	if r := e.post(t, save, headers); r.status != 200 || r.toolResult(t).IsError {
 		t.Fatalf("checkpoint_save: HTTP %d %s", r.status, r.body)
 	}
 
-	batch := map[string]string{}
-	for k, v := range headers {
-		batch[k] = v
-	}
-	batch["Mcp-Protocol-Version"] = "2025-03-26"
+	batch := withHeader(headers, "Mcp-Protocol-Version", "2025-03-26")
 	for _, tc := range []struct {
 		name, body string
 		headers    map[string]string
@@ -101,6 +100,11 @@ func TestDirectCallMatchesSDK(t *testing.T) {
 			}
 			if strings.Contains(string(direct.body), "no_such_tool") {
 				t.Errorf("answer %s echoes the rejected tool name", direct.body)
+			}
+			for _, esc := range htmlEscapes {
+				if strings.Contains(string(direct.body), esc) {
+					t.Errorf("direct answer %s has the HTML escape %s", direct.body, esc)
+				}
 			}
 		})
 	}

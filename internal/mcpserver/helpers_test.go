@@ -379,3 +379,14 @@ func session(sid, bearer string) map[string]string {
 	}
 	return h
 }
+
+// withHeader returns a copy of headers with k set to v.
+func withHeader(headers map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for hk, hv := range headers {
+		if hk != k {
+			out[hk] = hv
+		}
+	}
+	return out
+}

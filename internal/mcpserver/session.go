@@ -291,7 +291,7 @@ func (s *handler) batch(w http.ResponseWriter, r *http.Request, bearer string, b
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	out, err := json.Marshal(answers)
+	out, err := strictjson.Marshal(answers)
 	if err != nil {
 		// Unreachable: every answer is JSON the SDK or this layer wrote.
 		s.reject(w, r, http.StatusInternalServerError, jsonrpc.ID{}, codeServerError, "Internal error.", "batch encode")

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // mcpTool is the MCP declaration of a registry tool. The schemas are the
@@ -99,7 +100,7 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 		out, err := t.Invoke(ctx, s.hub, cr, args)
 		var data []byte
 		if err == nil {
-			if data, err = json.Marshal(out); err != nil {
+			if data, err = strictjson.Marshal(out); err != nil {
 				err = fmt.Errorf("mcpserver: rendering %s output: %w", t.Name, err)
 			}
 		}
@@ -148,7 +149,7 @@ func toolHandler(run toolFunc) mcp.ToolHandler {
 // host that shows the model only text loses neither next_action nor
 // retryable, current_revision or retry_after_seconds.
 func failure(t *registry.Tool, e *apperr.Error) answer {
-	b, err := json.Marshal(map[string]any{"error": e.EnvelopeFor(t.IntegerRevisions())})
+	b, err := strictjson.Marshal(map[string]any{"error": e.EnvelopeIn(registry.ErrorContext(t, apperr.MCP))})
 	if err != nil {
 		// Unreachable: the envelope is strings, booleans and integers.
 		b = []byte(`{"error":{"code":"` + string(e.Code) + `"}}`)

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -25,7 +26,7 @@ func helpTool(r *Registry) *Tool {
 	return define(Tool{
 		Name: "get_help", Title: "Tool contract", Group: "session and self", Seed: "002",
 		Description: "Return one tool's full contract: REST route, input and output schemas, annotations and security. Needs no session.",
-		Method:      "GET", Path: "/v1/help/{tool}", Scope: ScopeRead, Authenticated: false,
+		Method:      "GET", Path: helpPath, Scope: ScopeRead, Authenticated: false,
 		Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 			"readOnlyHint":    "Only reads static documentation.",
 			"destructiveHint": "Changes nothing.",
@@ -35,7 +36,7 @@ func helpTool(r *Registry) *Tool {
 	}, func(_ *hub.Hub, _ context.Context, _ hub.Credentials, in HelpInput) (*HelpOutput, error) {
 		t, ok := r.byName[in.Tool]
 		if !ok {
-			return nil, apperr.Invalid("tool", "is not a tool of this service; see tools/list or the README")
+			return nil, apperr.Invalid("tool", "is not a tool of this service; the tool list (MCP tools/list, the REST OpenAPI document) names them")
 		}
 		doc := map[string]any{}
 		b, err := json.Marshal(t.Contract())
@@ -47,4 +48,40 @@ func helpTool(r *Registry) *Tool {
 		}
 		return &HelpOutput{Contract: doc}, nil
 	})
+}
+
+// helpPath is get_help's REST route.
+const helpPath = "/v1/help/{tool}"
+
+// ErrorContext is what t's errors are answered for on transport tr: the
+// words of their next_action and help (see apperr.Context). t is nil for a
+// failure no tool answered.
+func ErrorContext(t *Tool, tr apperr.Transport) apperr.Context {
+	c := apperr.Context{Transport: tr}
+	if t == nil {
+		switch tr {
+		case apperr.MCP:
+			c.Help = `tools/list names the tools; get_help {"tool":"<name>"} returns one's contract.`
+		case apperr.REST:
+			c.Help = "GET " + strings.ReplaceAll(helpPath, "{tool}", "<tool>") + " returns a tool's contract."
+		}
+		return c
+	}
+	c.Tool, c.ReadOnly, c.IntegerRevisions = t.Name, t.Hints.ReadOnly, t.IntegerRevisions()
+	_, c.BoxKeyArgument = t.Input.Properties["box_key"]
+	if _, ok := t.Input.Properties["idempotency_key"]; ok {
+		c.MutationKey = "idempotency_key"
+	} else if data := t.Input.Properties["data"]; data != nil && data.Properties["operation_key"] != nil {
+		c.MutationKey, c.MutationKeyOptional = "operation_key", true
+	}
+	switch tr {
+	case apperr.MCP:
+		c.HelpCall = `get_help {"tool":"` + t.Name + `"}`
+	case apperr.REST:
+		c.HelpCall = "GET " + strings.ReplaceAll(helpPath, "{tool}", t.Name)
+	}
+	if c.HelpCall != "" {
+		c.Help = c.HelpCall + " returns this tool's contract."
+	}
+	return c
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -202,14 +203,14 @@ func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args 
 // every authenticated result carries it (its schema is in each tool's
 // output schema), read in the same batch as authentication.
 func withAttention(out any, a *hub.AttentionSummary) (any, error) {
-	b, err := json.Marshal(out)
+	b, err := strictjson.Marshal(out)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
 	if len(b) < 2 || b[0] != '{' {
 		return out, nil
 	}
-	att, err := json.Marshal(a)
+	att, err := strictjson.Marshal(a)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
@@ -249,6 +250,7 @@ func New() *Registry {
 			addAttention(t)
 		}
 		addSessionArgument(t)
+		standardExamples(t)
 		r.tools = append(r.tools, t)
 		r.byName[t.Name] = t
 	}
@@ -300,6 +302,26 @@ func addAttention(t *Tool) {
 		}
 		if _, ok := sc.Properties["attention"]; !ok {
 			sc.Properties["attention"] = att
+		}
+	}
+}
+
+// standardExamples puts t's schemas in JSON Schema 2020-12's vocabulary:
+// examples arrays instead of the OpenAPI-style example keyword, except in
+// a seed-002 tool's arguments, whose form (example) is the seed's. A
+// seed-000 mutation's idempotency_key gets an example of its own tool, so
+// that no two tools show the same key: a copied key would collide.
+func standardExamples(t *Tool) {
+	if t.Shape != IDData {
+		t.Input = t.Input.WithExamples()
+	}
+	t.Result = t.Result.WithExamples()
+	t.Output = t.Output.WithExamples()
+	if p := t.Input.Properties["idempotency_key"]; p != nil {
+		ex := strings.ReplaceAll(t.Name, "_", "-") + "-2026-11-29-01"
+		p.Examples = []any{ex}
+		if err := p.Validate(mustJSON(t.Name, ex)); err != nil {
+			panic(fmt.Sprintf("registry: tool %s: idempotency_key example: %v", t.Name, err))
 		}
 	}
 }

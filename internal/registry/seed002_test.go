@@ -21,8 +21,9 @@ import (
 // holds its two JSON blocks copied verbatim from the seed. These tests hold
 // our generated contract to that structure: every key the seed has, with
 // the same types, properties, required lists, enums, patterns, bounds,
-// additionalProperties, examples, method and path. Descriptions may be in
-// our own words; the only key we add is listed in seedAdditions.
+// additionalProperties, examples, method, path and descriptions. A
+// description in our own words is listed, with its exact text, in
+// seedRewordings; the only key we add is listed in seedAdditions.
 
 // seedAdditions are the keys our blocks add to the seed's, by path.
 var seedAdditions = map[string]func(got any) bool{
@@ -35,6 +36,26 @@ var seedAdditions = map[string]func(got any) bool{
 		return ok && m["type"] == "string" && m["description"] != ""
 	},
 }
+
+// seedRewordings are the descriptions we word differently from the seed,
+// by path in either block, with our exact text: each is a deliberate
+// choice, so a copy-paste regression (update_space's expected_version once
+// said "0 creates a missing note") fails the test.
+var seedRewordings = map[string]string{
+	// The seed's text is 255 bytes on every mutation of the tool list
+	// (TestToolListSize); ours says the same rule.
+	"requests[0].body_schema.properties.operation_key.description":          operationKeyWords,
+	"arguments_schema.properties.data.properties.operation_key.description": operationKeyWords,
+	// The seed's id text is generic over spaces and memory; each tool says
+	// what its id is.
+	"requests[0].path_parameters_schema.properties.id.description": spaceIDWords,
+	"arguments_schema.properties.id.description":                   spaceIDWords,
+}
+
+const (
+	operationKeyWords = "Optional retry key, kept 30 days: the same payload replays the receipt, a different one conflicts."
+	spaceIDWords      = "The space id, from create_space or list_spaces."
+)
 
 func loadJSON(t *testing.T, path string) any {
 	t.Helper()
@@ -84,8 +105,12 @@ func sameStructure(path string, got, want any) []string {
 			case !ok:
 				diffs = append(diffs, fmt.Sprintf("%s: missing %q", path, k))
 			case k == "description":
-				if s, _ := gv.(string); s == "" {
-					diffs = append(diffs, fmt.Sprintf("%s.description: empty, want our own words", path))
+				want := w[k]
+				if ours, ok := seedRewordings[join(path, k)]; ok {
+					want = ours
+				}
+				if gv != want {
+					diffs = append(diffs, fmt.Sprintf("%s.description: got %q, want %q", path, gv, want))
 				}
 			default:
 				diffs = append(diffs, sameStructure(join(path, k), gv, w[k])...)

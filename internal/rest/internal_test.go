@@ -95,7 +95,7 @@ func TestArgumentsRefused(t *testing.T) {
 		want   string
 	}{
 		{"PathParamInBody", flatGet, "/v1/rooms/r1/messages", `{"room_id":"r2"}`, "room_id: path parameters are not body fields"},
-		{"PathParamInQuery", flatGet, "/v1/rooms/r1/messages?room_id=r2", "", "unknown parameter"},
+		{"PathParamInQuery", flatGet, "/v1/rooms/r1/messages?room_id=r2", "", "room_id: is a path parameter"},
 		{"UnknownQuery", flatGet, "/v1/rooms/r1/messages?" + marker + "=1", "", "unknown parameter"},
 		{"RepeatedQuery", flatGet, "/v1/rooms/r1/messages?limit=1&limit=2", "", "limit: must be given once"},
 		{"QueryAndBodyField", flatGet, "/v1/rooms/r1/messages?limit=1", `{"limit":2}`, "limit: is given both"},
@@ -132,15 +132,17 @@ func TestArgumentsRefused(t *testing.T) {
 // string, seed-002 tools (integer expected_version) as an integer, as in
 // the MCP transport.
 func TestConflictRendering(t *testing.T) {
+	reg := registry.New()
 	for _, tc := range []struct {
-		seed, want string
+		seed, tool, want string
 	}{
-		{"000", `"current_revision":"18446744073709551615"`},
-		{"002", `"current_revision":18446744073709551615`},
+		{"000", "checkpoint_save", `"current_revision":"18446744073709551615"`},
+		{"002", "save_memory", `"current_revision":18446744073709551615`},
 	} {
+		tool, _ := reg.Tool(tc.tool)
 		w := httptest.NewRecorder()
-		writeError(w, 0, apperr.Conflict(1<<64-1), tc.seed == "002")
-		if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), tc.want) || strings.Count(w.Body.String(), "current_revision") != 1 {
+		writeError(w, 0, apperr.Conflict(1<<64-1), tool)
+		if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), tc.want) || strings.Count(w.Body.String(), `"current_revision":`) != 1 {
 			t.Errorf("writeError(REVISION_CONFLICT, seed %s) = %d %s, want 409 with %s once", tc.seed, w.Code, w.Body, tc.want)
 		}
 	}

@@ -21,6 +21,7 @@ package rest
 //   - bearer security, except get_help.
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -31,6 +32,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/schema"
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // OpenAPIPath is where the document is served.
@@ -95,11 +97,15 @@ func OpenAPI(r *registry.Registry) []byte {
 			},
 		},
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
+	b, err := strictjson.Marshal(doc)
+	var out bytes.Buffer
+	if err == nil {
+		err = json.Indent(&out, b, "", "  ")
+	}
 	if err != nil {
 		panic("rest: rendering the OpenAPI document: " + err.Error())
 	}
-	return append(b, '\n')
+	return append(out.Bytes(), '\n')
 }
 
 const (

@@ -48,7 +48,6 @@
 package rest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,10 +129,20 @@ type ErrorBody struct {
 // exported so that the Lambda adapter and the entry points answer
 // transport-level failures in exactly the REST form.
 func WriteError(w http.ResponseWriter, status int, e *apperr.Error) {
-	writeError(w, status, e, false)
+	writeError(w, status, e, nil)
 }
 
-func writeError(w http.ResponseWriter, status int, e *apperr.Error, integerRevisions bool) {
+// errorContext is what t's errors are answered for over REST (t nil: an
+// unrouted request).
+func errorContext(t *registry.Tool) apperr.Context {
+	c := registry.ErrorContext(t, apperr.REST)
+	if t == nil {
+		c.Help += " GET " + OpenAPIPath + " lists every route."
+	}
+	return c
+}
+
+func writeError(w http.ResponseWriter, status int, e *apperr.Error, t *registry.Tool) {
 	if status == 0 {
 		status = Status(e.Code)
 	}
@@ -154,9 +163,9 @@ func writeError(w http.ResponseWriter, status int, e *apperr.Error, integerRevis
 	case e.Code == apperr.RateLimited, e.Code == apperr.TemporarilyUnavailable:
 		h.Set("Retry-After", strconv.Itoa(max(e.RetryAfter, 1)))
 	}
-	body, err := marshal(struct {
+	body, err := strictjson.Marshal(struct {
 		Error any `json:"error"`
-	}{e.EnvelopeFor(integerRevisions)})
+	}{e.EnvelopeIn(errorContext(t))})
 	if err != nil {
 		// An Envelope is strings, bools and ints: it always encodes.
 		panic("rest: encoding an error envelope: " + err.Error())
@@ -172,18 +181,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// marshal encodes v without HTML escaping, so that text round-trips
-// byte-for-byte, and without encoding/json's trailing newline.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // server is the handler New returns.
@@ -238,7 +235,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil, http.StatusMethodNotAllowed, apperr.New(apperr.InvalidArgument,
 				"This route does not accept the request's method; the Allow header lists those it does.")
 		}
-		return nil, 0, apperr.Forbidden().WithNext("Check the method and path against the tool's contract (get_help) or the README's tool table.")
+		return nil, 0, apperr.Forbidden().WithNext("Check the method and path; GET " + OpenAPIPath + " lists every route.")
 	})
 }
 
@@ -261,9 +258,9 @@ func (s *server) allowed(r *http.Request) []string {
 // with an optional status override.
 func (s *server) serve(w http.ResponseWriter, r *http.Request, t *registry.Tool, run func(context.Context) (any, int, error)) {
 	start := time.Now()
-	tool, integerRevisions := "", false
+	tool := ""
 	if t != nil {
-		tool, integerRevisions = t.Name, t.IntegerRevisions()
+		tool = t.Name
 	}
 	id := reqlog.IDFrom(r.Header.Get(RequestIDHeader))
 	w.Header().Set(RequestIDHeader, id)
@@ -272,7 +269,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, t *registry.Tool,
 	out, status, err := s.recovered(ctx, tool, run)
 	var body []byte
 	if err == nil {
-		if body, err = marshal(out); err != nil {
+		if body, err = strictjson.Marshal(out); err != nil {
 			err, status = fmt.Errorf("rest: encoding %s output: %w", tool, err), 0
 		}
 	}
@@ -290,7 +287,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, t *registry.Tool,
 		if status == 0 {
 			status = Status(e.Code)
 		}
-		writeError(w, status, e, integerRevisions)
+		writeError(w, status, e, t)
 		switch {
 		case e.Code == apperr.StorageFailure:
 			level = slog.LevelError
@@ -491,8 +488,16 @@ func arguments(t *registry.Tool, r *http.Request, query url.Values, body []byte)
 				prop = props.Properties[name]
 			}
 			if prop == nil {
-				// The name is the caller's text, not the contract's: never echo it.
-				return nil, apperr.New(apperr.InvalidArgument, "The query string has an unknown parameter; get_help lists this tool's parameters.")
+				// A plain name is named, as the schema names an unknown
+				// property; anything else is the caller's text and is not
+				// echoed.
+				switch {
+				case slices.Contains(pathParams, name):
+					return nil, apperr.Invalid(name, "is a path parameter: send it in the path, not in the query string")
+				case schema.PlainName(name):
+					return nil, apperr.Invalid(name, "is not a query parameter of this tool; help names its parameters")
+				}
+				return nil, apperr.New(apperr.InvalidArgument, "The query string has an unknown parameter; help names this tool's parameters.")
 			}
 			if len(query[name]) != 1 {
 				return nil, apperr.Invalid(name, "must be given once")
@@ -509,7 +514,7 @@ func arguments(t *registry.Tool, r *http.Request, query url.Values, body []byte)
 	}
 
 	if t.Shape == registry.IDData {
-		data, err := marshal(obj)
+		data, err := strictjson.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("rest: encoding data: %w", err)
 		}
@@ -519,7 +524,7 @@ func arguments(t *registry.Tool, r *http.Request, query url.Values, body []byte)
 		}
 		obj = wrapped
 	}
-	args, err := marshal(obj)
+	args, err := strictjson.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("rest: encoding arguments: %w", err)
 	}
@@ -561,7 +566,7 @@ func queryValue(name string, prop *schema.Schema, v string) (json.RawMessage, er
 func isFinite(f float64) bool { return f-f == 0 }
 
 func jsonString(s string) json.RawMessage {
-	b, err := marshal(s)
+	b, err := strictjson.Marshal(s)
 	if err != nil {
 		panic("rest: encoding a string: " + err.Error())
 	}

@@ -403,7 +403,7 @@ func TestGetHelp(t *testing.T) {
 	}{
 		{"UnknownTool", req{method: "GET", path: "/v1/help/no_such_tool"}, "tool"},
 		{"PathParamAsBodyField", req{method: "GET", path: "/v1/help/agent_prime", body: `{"tool":"checkpoint_save"}`}, "path parameters are not body fields"},
-		{"PathParamAsQuery", req{method: "GET", path: "/v1/help/agent_prime?tool=checkpoint_save"}, "unknown parameter"},
+		{"PathParamAsQuery", req{method: "GET", path: "/v1/help/agent_prime?tool=checkpoint_save"}, "tool: is a path parameter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := e.do(t, tc.r).wantError(t, tc.r.method+" "+tc.r.path, http.StatusBadRequest, apperr.InvalidArgument)

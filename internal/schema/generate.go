@@ -299,7 +299,7 @@ func parseExample(lit, typ string) any {
 var (
 	stringKeywords = []string{"minLength", "maxLength", "pattern", "format"}
 	numberKeywords = []string{"minimum", "maximum"}
-	arrayKeywords  = []string{"minItems", "maxItems", "uniqueItems"}
+	arrayKeywords  = []string{"minItems", "maxItems", "uniqueItems", "itemFormat"}
 )
 
 func applyConstraints(s, base *Schema, tag string) error {
@@ -357,6 +357,16 @@ func applyConstraints(s, base *Schema, tag string) error {
 				return fmt.Errorf("schema tag format %q is not supported (uuid, date-time)", val)
 			}
 			s.Format = val
+		case "itemFormat":
+			if base.Items == nil || base.Items.Type != "string" || base.Items.Format != "" {
+				return errors.New("schema tag itemFormat needs an array of strings without a format")
+			}
+			if !knownFormats[val] {
+				return fmt.Errorf("schema tag itemFormat %q is not supported (uuid, date-time)", val)
+			}
+			items := *base.Items
+			items.Format = val
+			s.Items = &items
 		case "enum":
 			if base.Enum != nil {
 				return errors.New("schema tag enum would replace the type's own enum")

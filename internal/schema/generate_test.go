@@ -3,6 +3,7 @@ package schema_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -300,6 +301,7 @@ func TestForErrors(t *testing.T) {
 		{reflect.TypeFor[badTagApplies](), []string{"badTagApplies", "Field", "does not apply"}},
 		{reflect.TypeFor[badTagPattern](), []string{"badTagPattern", "Field", "pattern"}},
 		{reflect.TypeFor[badTagFormat](), []string{"badTagFormat", "Field", "not supported"}},
+		{reflect.TypeFor[badItemFormat](), []string{"badItemFormat", "Field", "itemFormat", "array of strings"}},
 		{reflect.TypeFor[badTagRepeat](), []string{"badTagRepeat", "Field", "repeats"}},
 		{reflect.TypeFor[badTagRange](), []string{"badTagRange", "Field", "exceeds"}},
 		{reflect.TypeFor[badTagWidens](), []string{"badTagWidens", "Field", "widen"}},
@@ -374,5 +376,54 @@ func assertJSON(t *testing.T, call string, got *schema.Schema, want string) {
 	wantJSON, _ := json.MarshalIndent(w, "", "  ")
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("%s =\n%s\nwant\n%s", call, gotJSON, wantJSON)
+	}
+}
+
+type badItemFormat struct {
+	Field []int `json:"field" schema:"itemFormat=uuid"`
+}
+
+// TestItemFormat: itemFormat gives an array's string items a format, which
+// Validate then enforces, and leaves the element type's schema untouched.
+func TestItemFormat(t *testing.T) {
+	type ids struct {
+		IDs   []string `json:"ids" schema:"maxItems=2,itemFormat=uuid"`
+		Names []string `json:"names"`
+	}
+	s := schema.Of[ids]()
+	if got := s.Properties["ids"]; got.Items == nil || got.Items.Format != "uuid" || got.MaxItems == nil || *got.MaxItems != 2 {
+		t.Fatalf("ids schema = %+v, want items with format uuid and maxItems 2", got)
+	}
+	if s.Properties["names"].Items.Format != "" {
+		t.Errorf("names items = %+v, want no format", s.Properties["names"].Items)
+	}
+	if err := s.Validate([]byte(`{"ids":["0b8a5e4f-3ffa-4f88-81aa-00000000000a"],"names":["x"]}`)); err != nil {
+		t.Errorf("Validate(uuid ids) = %v, want nil", err)
+	}
+	var ve *schema.ValidationError
+	if err := s.Validate([]byte(`{"ids":["nope"],"names":[]}`)); !errors.As(err, &ve) || ve.Path != "ids[0]" {
+		t.Errorf("Validate(ids [nope]) = %v, want a violation at ids[0]", err)
+	}
+}
+
+// TestWithExamples: example becomes examples at every depth, in a copy.
+func TestWithExamples(t *testing.T) {
+	type inner struct {
+		N int `json:"n" example:"3"`
+	}
+	type outer struct {
+		Name  string  `json:"name" example:"\"x\""`
+		Items []inner `json:"items"`
+	}
+	s := schema.Of[outer]()
+	b, err := json.Marshal(s.WithExamples())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"example":`) || !strings.Contains(string(b), `"examples":["x"]`) || !strings.Contains(string(b), `"examples":[3]`) {
+		t.Errorf("WithExamples() = %s, want examples arrays and no example", b)
+	}
+	if s.Properties["name"].Example == nil || s.Properties["items"].Items.Properties["n"].Example == nil {
+		t.Errorf("WithExamples changed its receiver: %+v", s)
 	}
 }

@@ -8,7 +8,8 @@
 //
 // Only the subset of JSON Schema that agentbox publishes is supported, both
 // when generating and when validating: type (object, array, string, integer,
-// number, boolean), description, example, properties, required,
+// number, boolean), description, example (seed 002) and examples,
+// properties, required,
 // additionalProperties (as a boolean), anyOf, items, enum, minLength, maxLength,
 // pattern, format (uuid, date-time), minimum, maximum, minItems, maxItems and
 // uniqueItems. A schema using anything else cannot be written with this type,
@@ -43,7 +44,9 @@
 // minimum, maximum, minItems, maxItems, pattern, format, enum (values
 // separated by "|") and the bare flag uniqueItems. Because "," separates
 // keywords, a pattern may not contain a comma: spell a bounded repetition
-// such as x{1,3} as xx?x?, or give the field a [Provider] type. A keyword that does not apply to the
+// such as x{1,3} as xx?x?, or give the field a [Provider] type. On an
+// array of strings, itemFormat=uuid gives its items that format. A keyword
+// that does not apply to the
 // field's type, or a bound outside the Go type's range, is an error.
 package schema
 
@@ -68,8 +71,13 @@ type Schema struct {
 	Description string `json:"description,omitempty"`
 	// Enum lists the allowed values (compared as JSON values).
 	Enum []any `json:"enum,omitempty"`
-	// Example is a valid sample value for documentation.
+	// Example is a valid sample value for documentation, under the
+	// OpenAPI-style keyword "example" that seed 002's contracts show; JSON
+	// Schema 2020-12 has no such keyword (strict validators refuse it), so
+	// every other schema carries Examples instead (WithExamples).
 	Example any `json:"example,omitempty"`
+	// Examples are valid sample values: JSON Schema 2020-12's annotation.
+	Examples []any `json:"examples,omitempty"`
 	// Format is "uuid" or "date-time" (RFC 3339).
 	Format string `json:"format,omitempty"`
 	// Items is the schema of every array element.
@@ -113,3 +121,31 @@ type Provider interface {
 // Ptr returns a pointer to v, for hand-written schemas
 // (MaxLength: schema.Ptr[int64](80), AdditionalProperties: schema.Ptr(false)).
 func Ptr[T any](v T) *T { return &v }
+
+// WithExamples returns a deep copy of s in which every node's example
+// becomes examples, [example]: the schema in JSON Schema 2020-12's own
+// vocabulary. Enum values are shared (never mutated).
+func (s *Schema) WithExamples() *Schema {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if c.Example != nil {
+		c.Examples = append([]any{c.Example}, c.Examples...)
+		c.Example = nil
+	}
+	c.Items = s.Items.WithExamples()
+	if s.AnyOf != nil {
+		c.AnyOf = make([]*Schema, len(s.AnyOf))
+		for i, alt := range s.AnyOf {
+			c.AnyOf[i] = alt.WithExamples()
+		}
+	}
+	if s.Properties != nil {
+		c.Properties = make(map[string]*Schema, len(s.Properties))
+		for name, p := range s.Properties {
+			c.Properties[name] = p.WithExamples()
+		}
+	}
+	return &c
+}

@@ -19,11 +19,13 @@ import (
 
 // ValidationError is the first rule a value broke. It exists so transports
 // can build a safe, useful message: Path and Rule come only from the
-// schema, never from the rejected value or from caller-chosen property
-// names.
+// schema, never from the rejected value; a caller's property name appears
+// only as the path of an unknown property, and only when it is a plain
+// name (plainName).
 type ValidationError struct {
 	// Path locates the value: "" for the root, "data.title",
-	// "targets[3]". Unknown properties are reported at their parent.
+	// "targets[3]". An unknown property is reported at its own path when
+	// its name is plain, else at its parent.
 	Path string
 	// Rule is the rule broken, e.g. "must be at most 200 characters".
 	Rule string
@@ -226,11 +228,22 @@ func (s *Schema) validateObject(path string, obj map[string]any) error {
 		}
 	}
 	if s.AdditionalProperties != nil && !*s.AdditionalProperties {
+		var unknown []string
 		for k := range obj {
 			if _, known := s.Properties[k]; !known {
-				// Which unknown key is not reported: it is caller text.
-				return violation(path, "has a property that is not allowed")
+				unknown = append(unknown, k)
 			}
+		}
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			allowed := "; this object takes no properties"
+			if len(s.Properties) > 0 {
+				allowed = "; allowed: " + strings.Join(slices.Sorted(maps.Keys(s.Properties)), ", ")
+			}
+			if PlainName(unknown[0]) {
+				return violation(join(path, unknown[0]), "is not a property of this object"+allowed)
+			}
+			return violation(path, "has a property that is not allowed"+allowed)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
@@ -241,6 +254,23 @@ func (s *Schema) validateObject(path string, obj map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// PlainName reports a property name that can be named in an error: a
+// short lowercase snake_case word like every name of our schemas. Anything
+// else (a key, a sentence, markup) might be a secret the caller misplaced
+// and is not repeated.
+func PlainName(name string) bool {
+	if name == "" || len(name) > 40 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func join(path, name string) string {

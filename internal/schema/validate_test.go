@@ -12,6 +12,9 @@ import (
 // secret marks a rejected value that must never appear in an error's text.
 const secret = "SECRET-123"
 
+// dataProps are the properties of the test schema's data object.
+const dataProps = "at, count, flag, key, kind, level, payload, ratio, rev, small, targets, title, who"
+
 type Target struct {
 	AgentID string `json:"agent_id" schema:"format=uuid"`
 }
@@ -58,9 +61,16 @@ func TestValidate(t *testing.T) {
 		{name: "missing root property", raw: `{"data":{"title":"t","kind":"dm"}}`, path: "id", rule: "is required"},
 		{name: "missing nested property", raw: `{"id":"x","data":{"kind":"dm"}}`, path: "data.title", rule: "is required"},
 		{name: "required before other rules", raw: `{"id":"` + strings.Repeat("x", 81) + `","data":{"kind":"dm"}}`, path: "data.title", rule: "is required"},
-		{name: "unknown root property", raw: `{"id":"x","data":{"title":"t","kind":"dm"},"` + secret + `":1}`, path: "", rule: "has a property that is not allowed"},
-		{name: "unknown nested property", raw: withData(`,"` + secret + `":"v"`), path: "data", rule: "has a property that is not allowed"},
-		{name: "unknown property in array item", raw: withData(`,"who":[{"agent_id":"` + uuid + `","` + secret + `":1}]`), path: "data.who[0]", rule: "has a property that is not allowed"},
+		{name: "unknown root property", raw: `{"id":"x","data":{"title":"t","kind":"dm"},"` + secret + `":1}`, path: "", rule: "has a property that is not allowed; allowed: data, id"},
+		{name: "unknown nested property", raw: withData(`,"` + secret + `":"v"`), path: "data", rule: "has a property that is not allowed; allowed: " + dataProps},
+		{name: "unknown property in array item", raw: withData(`,"who":[{"agent_id":"` + uuid + `","` + secret + `":1}]`), path: "data.who[0]", rule: "has a property that is not allowed; allowed: agent_id"},
+		// A plain name is the contract's vocabulary, not a rejected value:
+		// naming it tells the caller which of its properties to drop.
+		{name: "unknown plain root property", raw: `{"id":"x","data":{"title":"t","kind":"dm"},"nope":1}`, path: "nope", rule: "is not a property of this object; allowed: data, id"},
+		{name: "unknown plain nested property", raw: withData(`,"sesion_id":"v"`), path: "data.sesion_id", rule: "is not a property of this object; allowed: " + dataProps},
+		{name: "first unknown in sorted order", raw: withData(`,"zz":1,"ab":2`), path: "data.ab", rule: "is not a property of this object; allowed: " + dataProps},
+		{name: "long name not named", raw: withData(`,"` + strings.Repeat("a", 41) + `":1`), path: "data", rule: "has a property that is not allowed; allowed: " + dataProps},
+		{name: "key-like name not named", raw: withData(`,"abk_AAAA-bbbb":1`), path: "data", rule: "has a property that is not allowed; allowed: " + dataProps},
 		{name: "properties in sorted order", raw: `{"id":"","data":{"title":"","kind":"dm"}}`, path: "data.title", rule: "must be at least 1 character"},
 
 		{name: "string type", raw: withData(`,"key":7`), path: "data.key", rule: "must be a string"},
@@ -215,7 +225,7 @@ func TestValidateAnyOf(t *testing.T) {
 	}{
 		{`{"n":1}`, ""},
 		{`{"error":{}}`, ""},
-		{`{"n":1,"error":{}}`, "has a property that is not allowed"},
+		{`{"n":1,"error":{}}`, "is not a property of this object; allowed: n"},
 		{`{}`, "is required"},
 		{`[]`, "must be an object"},
 	}

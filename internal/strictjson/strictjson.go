@@ -493,3 +493,19 @@ func hex4(raw []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
+
+// Marshal encodes v as compact JSON without HTML escaping and without a
+// trailing newline: the one encoder of what this service answers, so that
+// text such as "<key>" or "a & b" reads in a response exactly as it was
+// sent, not as \u003ckey\u003e. (encoding/json's default escaping guards
+// JSON embedded in HTML, which no answer of ours is.) A json.RawMessage
+// inside v is copied as it is; render it with Marshal too.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
