@@ -554,7 +554,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if len(fresh) > ackChunk {
 				rest := fresh[ackChunk:]
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
-					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now)
+					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now, c.BoxID)
 				o.Intent = p.intent.ID
 			}
 			k := ackSeqKey(c.AgentID)

@@ -159,6 +159,9 @@ type plan struct {
 	// (intent.go); the first write commits the intent record with the
 	// tool's ops, and the call finishes it before answering.
 	intent *intentRecord
+	// parts are items the intent reads and never changes (a fan-out's
+	// recipients, fanout.go), written before the first write.
+	parts []*store.Item
 }
 
 // add appends guarded operations.
@@ -314,6 +317,9 @@ func commit[Out any, P interface {
 		// key): no write at all.
 		h.touch(ctx, c.Caller)
 		return out, nil
+	}
+	if err := h.writeParts(ctx, p.parts); err != nil {
+		return nil, err
 	}
 	all := make([]guardedOp, 0, len(p.ops)+5+len(c.rateOps))
 	idemAt := -1

@@ -86,6 +86,7 @@ type limiter struct {
 	boxOf          map[string]string
 	sessionsPerAgt int
 	spacesPerAgt   int
+	roomMembers    int
 }
 
 // boxOfMax bounds the agent→box memo.
@@ -100,7 +101,7 @@ func newLimiter(cfg *limits.Config) *limiter {
 	l.agentM = newSharded(cfg.AgentMutations, "a", min(agentShards, cfg.AgentMutations.Burst), agentShards)
 	l.boxM = newSharded(cfg.BoxMutations, "b", min(boxShards, cfg.BoxMutations.Burst/boxShardBurst), boxProbes)
 	l.agentC, l.boxC = limits.NewLocal(cfg.AgentCalls), limits.NewLocal(cfg.BoxCalls)
-	l.sessionsPerAgt, l.spacesPerAgt = cfg.SessionsPerAgent, cfg.SpacesPerAgent
+	l.sessionsPerAgt, l.spacesPerAgt, l.roomMembers = cfg.SessionsPerAgent, cfg.SpacesPerAgent, cfg.RoomMembers
 	return l
 }
 
@@ -430,4 +431,13 @@ func (l *limiter) countSpace(c *call, p *plan, s slot) error {
 	}
 	p.next(c, s)
 	return nil
+}
+
+// roomFull refuses one more member of a room that has members active ones
+// (the owner's add-member).
+func (l *limiter) roomFull(members int64) error {
+	if l.roomMembers <= 0 || members < int64(l.roomMembers) {
+		return nil
+	}
+	return apperr.Limit("room_members_max", fmt.Sprintf("%d members per room; remove a member first or use another room", l.roomMembers))
 }
