@@ -430,12 +430,16 @@ func failedIndexes(cf *store.ConditionFailedError) []int {
 }
 
 // storageErr maps a store error to the envelope: load and contention are
-// retryable TEMPORARILY_UNAVAILABLE (nothing was written), anything else is
-// STORAGE_FAILURE of unknown outcome.
+// retryable TEMPORARILY_UNAVAILABLE (nothing was written), and so is any
+// failed read (readerr.go); anything else is STORAGE_FAILURE of unknown
+// outcome.
 func storageErr(err error) error {
+	var re *readError
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		return apperr.Unavailable(err)
+	case errors.As(err, &re):
+		return readUnavailable(err)
 	case errors.Is(err, store.ErrTimeout):
 		// Nothing for a read, unknown for a write: either way the caller
 		// retries, a mutation with its same key.
