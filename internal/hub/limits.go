@@ -87,16 +87,19 @@ type limiter struct {
 	sessionsPerAgt int
 	spacesPerAgt   int
 	roomMembers    int
+	// waitMax caps inbox_list's wait (inbox.go).
+	waitMax time.Duration
 }
 
 // boxOfMax bounds the agent→box memo.
 const boxOfMax = 100_000
 
 func newLimiter(cfg *limits.Config) *limiter {
-	l := &limiter{boxOf: map[string]string{}}
+	l := &limiter{boxOf: map[string]string{}, waitMax: MaxWaitSeconds * time.Second}
 	if cfg == nil {
 		return l
 	}
+	l.waitMax = time.Duration(min(max(cfg.InboxWaitSeconds, 0), MaxWaitSeconds)) * time.Second
 	l.cfg = *cfg
 	l.agentM = newSharded(cfg.AgentMutations, "a", min(agentShards, cfg.AgentMutations.Burst), agentShards)
 	l.boxM = newSharded(cfg.BoxMutations, "b", min(boxShards, cfg.BoxMutations.Burst/boxShardBurst), boxProbes)
