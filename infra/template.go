@@ -51,6 +51,14 @@ const (
 	SweepName      = "sweep"
 	OpviewFunction = "OpviewFunction"
 	OpviewName     = "opview"
+	// MCPTimeoutSeconds is every function's timeout but WaitTool's.
+	MCPTimeoutSeconds = 10
+	// WaitTool is the tool whose REST function serves long waits
+	// (inbox_list's wait_seconds), with WaitTimeoutSeconds: above the
+	// longest wait (limits.DefaultInboxWait) and its answer, below API
+	// Gateway's 30 s.
+	WaitTool           = "inbox_list"
+	WaitTimeoutSeconds = 25
 )
 
 // MCPRoutes are the MCP endpoint's methods, all on MCPPath: POST carries
@@ -146,6 +154,12 @@ func Template(r *registry.Registry) []byte {
 	w("    Description: Concurrent executions reserved for (and capping) each tool's REST function; 0 reserves none. Reserving takes from the account's unreserved pool, which must keep 100.")
 	w("    Default: 0")
 	w("    MinValue: 0")
+	w("  McpInboxWaitMaxSeconds:")
+	w("    Type: Number")
+	w("    Description: Longest inbox_list wait the MCP function grants, seconds. Each waiting call holds one of the MCP function's executions, which serves every tool, so the default 0 makes MCP agents poll; long waits are served by the REST inbox_list function (InboxWaitMaxSeconds), whose executions are its own.")
+	w("    Default: 0")
+	w("    MinValue: 0")
+	w("    MaxValue: %d", MCPTimeoutSeconds-2)
 	w("  McpReservedConcurrency:")
 	w("    Type: Number")
 	w("    Description: Concurrent executions reserved for (and capping) the MCP function, which serves every tool; 0 reserves none.")
@@ -183,7 +197,7 @@ func Template(r *registry.Registry) []byte {
 	w("      - arm64")
 	w("    Handler: bootstrap")
 	w("    MemorySize: 256")
-	w("    Timeout: 10")
+	w("    Timeout: %d", MCPTimeoutSeconds)
 	w("    Environment:")
 	w("      Variables:")
 	w("        %s: !Ref %s", TableEnv, TableResource)
@@ -213,7 +227,7 @@ func Template(r *registry.Registry) []byte {
 	logGroup(w, "ApiAccessLogs", "api")
 	roles(w)
 
-	fn := func(id, name, role, reserve, description string, routes []route) {
+	fn := func(id, name, role, reserve, description string, routes []route, extra ...string) {
 		logs := strings.TrimSuffix(id, "Function") + "Logs"
 		w("  %s:", id)
 		w("    Type: AWS::Serverless::Function")
@@ -226,9 +240,19 @@ func Template(r *registry.Registry) []byte {
 		if reserve != "" {
 			w("      ReservedConcurrentExecutions: !If [%s, !Ref %s, !Ref AWS::NoValue]", reserve, reserveParam[reserve])
 		}
+		for _, e := range extra {
+			if strings.HasPrefix(e, "Timeout:") {
+				w("      %s", e)
+			}
+		}
 		w("      Environment:")
 		w("        Variables:")
 		w("          %s: %s", FunctionEnv, name)
+		for _, e := range extra {
+			if strings.HasPrefix(e, "env ") {
+				w("          %s", strings.TrimPrefix(e, "env "))
+			}
+		}
 		w("      LoggingConfig:")
 		w("        LogFormat: JSON")
 		w("        LogGroup: !Ref %s", logs)
@@ -247,6 +271,11 @@ func Template(r *registry.Registry) []byte {
 			w("            Method: %s", rt.method)
 			w("            Path: %s", q(rt.path))
 			w("            PayloadFormatVersion: \"2.0\"")
+			for _, e := range extra {
+				if strings.HasPrefix(e, "TimeoutInMillis:") {
+					w("            %s", e)
+				}
+			}
 		}
 		w("")
 		logGroup(w, logs, name)
@@ -259,13 +288,21 @@ func Template(r *registry.Registry) []byte {
 			// document, public like get_help (every REST handler has it).
 			routes = append(routes, route{event: "OpenAPI", method: "GET", path: rest.OpenAPIPath})
 		}
-		fn(LogicalID(t.Name), t.Name, RoleOf(t), "ReserveToolConcurrency", fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path), routes)
+		var extra []string
+		if t.Name == WaitTool {
+			// Its waits hold its own executions, for up to
+			// InboxWaitMaxSeconds: a timeout above the longest wait,
+			// and a route that lets the answer through.
+			extra = []string{fmt.Sprintf("Timeout: %d", WaitTimeoutSeconds), "TimeoutInMillis: 29000"}
+		}
+		fn(LogicalID(t.Name), t.Name, RoleOf(t), "ReserveToolConcurrency", fmt.Sprintf("agentbox tool %s: %s %s", t.Name, t.Method, t.Path), routes, extra...)
 	}
 	var mcp []route
 	for _, m := range MCPRoutes {
 		mcp = append(mcp, route{event: "Mcp" + camel(strings.ToLower(m)), method: m, path: MCPPath})
 	}
-	fn(MCPFunction, MCPName, WriterRole, "ReserveMcpConcurrency", "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp)
+	fn(MCPFunction, MCPName, WriterRole, "ReserveMcpConcurrency", "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp,
+		"env "+limits.InboxWaitEnv+": !Ref McpInboxWaitMaxSeconds")
 	// The sweep finishes multi-write operations whose caller died between
 	// chunks (a large fan-out, a long ACK); its errors raise its alarm.
 	fn(SweepFunction, SweepName, WriterRole, "ReserveToolConcurrency", "agentbox intent sweep: finishes abandoned multi-write operations",

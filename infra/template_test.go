@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentbox/agentbox/infra"
 	"github.com/agentbox/agentbox/internal/lambdafn"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -364,5 +365,29 @@ func TestLogicalID(t *testing.T) {
 	}
 	if got := infra.LogicalID(infra.MCPName); got != infra.MCPFunction {
 		t.Errorf("LogicalID(%q) = %q, want %s", infra.MCPName, got, infra.MCPFunction)
+	}
+}
+
+// TestTemplateWaits: the function serving long waits outlives the longest
+// wait it grants (plus the request's and the answer's margins), its route
+// lets the answer through, and the MCP function, which serves every tool,
+// grants by default no wait that would hold its executions.
+func TestTemplateWaits(t *testing.T) {
+	root := loadTemplate(t)
+	wait := path(root, "Resources", infra.LogicalID(infra.WaitTool), "Properties")
+	if got := str(get(wait, "Timeout")); got != fmt.Sprint(infra.WaitTimeoutSeconds) || infra.WaitTimeoutSeconds < limits.DefaultInboxWait+3 {
+		t.Errorf("%s's Timeout = %q; want %d, at least the longest wait (%d s) + 3", infra.WaitTool, got, infra.WaitTimeoutSeconds, limits.DefaultInboxWait)
+	}
+	if got := str(path(wait, "Events", "Route", "Properties", "TimeoutInMillis")); got != "29000" {
+		t.Errorf("%s's route TimeoutInMillis = %q, want 29000", infra.WaitTool, got)
+	}
+	mcp := path(root, "Resources", infra.MCPFunction, "Properties")
+	if env := path(mcp, "Environment", "Variables", limits.InboxWaitEnv); !isRef(env, "McpInboxWaitMaxSeconds") {
+		t.Errorf("the MCP function's %s is not !Ref McpInboxWaitMaxSeconds", limits.InboxWaitEnv)
+	}
+	param := path(root, "Parameters", "McpInboxWaitMaxSeconds")
+	if str(get(param, "Default")) != "0" || str(get(param, "MaxValue")) != fmt.Sprint(infra.MCPTimeoutSeconds-2) {
+		t.Errorf("McpInboxWaitMaxSeconds = default %q, max %q; want 0 and %d (the MCP timeout less both margins)",
+			str(get(param, "Default")), str(get(param, "MaxValue")), infra.MCPTimeoutSeconds-2)
 	}
 }

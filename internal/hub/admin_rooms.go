@@ -144,7 +144,8 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 
 // AddMember adds agent to room, starting a new membership epoch with the
 // default follow preference. The agent must belong to the room's box; the
-// room must not be archived (ROOM_ARCHIVED). Adding a current member
+// room must not be archived (ROOM_ARCHIVED) nor full (LIMIT_EXCEEDED at the
+// stack's room member cap). Adding a current member
 // changes nothing and reports the current membership with changed=false.
 func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipInfo, error) {
 	if err := uuidArg("room", &room); err != nil {
@@ -154,7 +155,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		return nil, err
 	}
 	for range adminAttempts {
-		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent), roomHeadKey(room)})
+		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent), roomHeadKey(room), memberCountKey(room)})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -186,6 +187,11 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		}
 		if ag.Status != statusActive {
 			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent is not active.")
+		}
+		// The cap is read, not locked: owners adding members to one room
+		// at the same moment may pass it by as many as add at once.
+		if err := a.h.limits.roomFull(count(items[5])); err != nil {
+			return nil, err
 		}
 
 		ledger := &epochRecord{AgentID: agent}

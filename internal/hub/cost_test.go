@@ -1,11 +1,16 @@
 package hub_test
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/docgen"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -16,13 +21,29 @@ import (
 // shows, and fails when a call grows past its bound: a cost regression is
 // a test failure, not a surprise on the bill. The embedded store is used
 // only as a fast, deterministic engine; the units are DynamoDB's.
+//
+// The scenario runs twice: as deployed, with the rate limiter's default
+// figures (limits.Default(), which every entry point enforces unless told
+// otherwise), and with the limiter off. The README's table is the one
+// this test computes: it fails when the README differs (fix with
+// go test ./internal/hub -run TestCostPerTool -update).
 func TestCostPerTool(t *testing.T) {
-	var m *teststores.Metered
-	f := newFixture(t, teststores.All()[0], func(s store.Store) store.Store { m = teststores.NewMetered(s); return m })
-	room := f.mustRoom("general", "The brief.")
-	f.mustAdd(room.RoomID, f.a)
-	f.mustAdd(room.RoomID, f.b)
-	crA, crB := f.prime(f.a), f.prime(f.b)
+	var (
+		m        *teststores.Metered
+		f        *fixture
+		room     *hub.RoomInfo
+		crA, crB hub.Credentials
+	)
+	setup := func(deployed bool) {
+		f = newFixture(t, teststores.All()[0], func(s store.Store) store.Store { m = teststores.NewMetered(s); return m })
+		if deployed {
+			f = f.limited(limits.Default())
+		}
+		room = f.mustRoom("general", "The brief.")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		crA, crB = f.prime(f.a), f.prime(f.b)
+	}
 	body := strings.Repeat("x", 1000)
 	var sent *hub.MessageSendOutput
 	calls := []struct {
@@ -69,19 +90,66 @@ func TestCostPerTool(t *testing.T) {
 		}},
 		{"create_space", 10, 13, func() error { _, err := createSpace(f, crA, "public", "Cost", "cost-space"); return err }},
 	}
-	var table strings.Builder
-	table.WriteString("| call | read units | write units |\n|---|---|---|\n")
-	for _, c := range calls {
-		m.Reset()
-		if err := c.call(); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+	// measured[deployed][i] is call i's read and write units.
+	var measured [2][][2]float64
+	for mode, deployed := range []bool{false, true} {
+		setup(deployed)
+		for _, c := range calls {
+			m.Reset()
+			if err := c.call(); err != nil {
+				t.Fatalf("%s (deployed %v): %v", c.name, deployed, err)
+			}
+			tb, ix := m.Reset()
+			measured[mode] = append(measured[mode], [2]float64{tb.Read + ix.Read, tb.Write + ix.Write})
 		}
-		tb, ix := m.Reset()
-		r, w := tb.Read+ix.Read, tb.Write+ix.Write
-		fmt.Fprintf(&table, "| %s | %g | %g |\n", c.name, r, w)
-		if r > c.read || w > c.write {
-			t.Errorf("%s costs %g read and %g write units, want at most %g and %g", c.name, r, w, c.read, c.write)
+	}
+	var table strings.Builder
+	table.WriteString("| call | read units | write units | read units, limiter off | write units, limiter off |\n|---|---|---|---|---|\n")
+	for i, c := range calls {
+		off, on := measured[0][i], measured[1][i]
+		fmt.Fprintf(&table, "| %s | %g | %g | %g | %g |\n", c.name, on[0], on[1], off[0], off[1])
+		if off[0] > c.read || off[1] > c.write {
+			t.Errorf("%s costs %g read and %g write units, want at most %g and %g", c.name, off[0], off[1], c.read, c.write)
+		}
+		// The limiter's store buckets: what it adds to any call.
+		if on[0]-off[0] > limiterRead || on[1]-off[1] > limiterWrite {
+			t.Errorf("%s: the rate limiter adds %g read and %g write units, want at most %g and %g",
+				c.name, on[0]-off[0], on[1]-off[1], limiterRead, limiterWrite)
 		}
 	}
 	t.Logf("cost per call on DynamoDB (request units):\n%s", table.String())
+	checkReadmeSection(t, "costs", table.String())
+}
+
+// limiterRead and limiterWrite bound what the default limits add to one
+// call: the rate limiter's bucket shards, read in the call's batch and
+// moved in its write, and the quota counter a call moves (agent_prime's
+// sessions, create_space's spaces).
+const limiterRead, limiterWrite = 7.0, 6.0
+
+var update = flag.Bool("update", false, "rewrite the README's sections this package's tests compute")
+
+// checkReadmeSection fails when the README's section name (between
+// <!-- name:begin --> and <!-- name:end -->) is not content; -update
+// rewrites it.
+func checkReadmeSection(t *testing.T, name, content string) {
+	t.Helper()
+	const path = "../../README.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := docgen.Splice(doc, name, content)
+	if err != nil {
+		t.Fatalf("README section %s: %v", name, err)
+	}
+	if *update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(doc, want) {
+		t.Errorf("the README's %s table is not what this test computes; run go test ./internal/hub -run %s -update", name, t.Name())
+	}
 }

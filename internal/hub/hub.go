@@ -53,7 +53,10 @@ type Options struct {
 // Hub is the domain service. It is safe for concurrent use and holds no
 // per-request state, so a Lambda instance builds one at start and reuses it.
 type Hub struct {
+	// st is the store whose failed reads say so (readerr.go); raw is the
+	// store as given.
 	st     store.Store
+	raw    store.Store
 	now    func() time.Time
 	log    *slog.Logger
 	idle   time.Duration
@@ -69,7 +72,7 @@ type Hub struct {
 
 // New returns a Hub over st.
 func New(st store.Store, opts Options) *Hub {
-	h := &Hub{st: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
+	h := &Hub{st: readStore{st}, raw: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
 		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites)}
 	if h.now == nil {
 		h.now = time.Now
@@ -88,7 +91,7 @@ func New(st store.Store, opts Options) *Hub {
 
 // Store exposes the port, for the admin plane and tests that count round
 // trips.
-func (h *Hub) Store() store.Store { return h.st }
+func (h *Hub) Store() store.Store { return h.raw }
 
 func (h *Hub) clock() time.Time { return h.now().UTC() }
 

@@ -116,6 +116,9 @@ type InboxListOutput struct {
 	Rows         []InboxRow `json:"rows"`
 	NextCursor   string     `json:"next_cursor,omitempty" desc:"More rows up to this listing's snapshot remain: pass it to continue."`
 	ResumeCursor string     `json:"resume_cursor,omitempty" desc:"The snapshot is exhausted: pass it later (optionally with wait_seconds) to get only newer rows."`
+	// The wait, when one was asked for (wait_seconds > 0).
+	WaitGrantedSeconds *float64 `json:"wait_granted_seconds,omitempty" desc:"Given when you asked to wait: the longest this call would wait, which may be less than asked (the deployment's inbox_wait_max_seconds, the time the call has left)."`
+	WaitedSeconds      *float64 `json:"waited_seconds,omitempty" desc:"Given when you asked to wait: how long this call waited."`
 }
 
 type inboxPos struct {
@@ -184,18 +187,52 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			}
 		}
 		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
-		if err != nil || in.WaitSeconds == 0 || len(out.Rows) > 0 || out.ResumeCursor == "" {
+		if err != nil || in.WaitSeconds == 0 {
 			return out, err
+		}
+		granted := h.grantWait(ctx, time.Duration(in.WaitSeconds)*time.Second)
+		start := time.Now()
+		defer func() {
+			if out != nil {
+				out.WaitGrantedSeconds, out.WaitedSeconds = seconds(granted), seconds(time.Since(start))
+			}
+		}()
+		if len(out.Rows) > 0 || out.ResumeCursor == "" || granted == 0 {
+			return out, nil
 		}
 		// Nothing to show up to the snapshot — with a resume cursor, or
 		// without one when everything is read: wait for arrivals past
 		// it, then page them.
-		head, err := h.waitInbox(ctx, c.AgentID, pos.Upper, time.Duration(in.WaitSeconds)*time.Second)
-		if err != nil || head <= pos.Upper {
-			return out, err
+		head, err := h.waitInbox(ctx, c.AgentID, pos.Upper, granted)
+		if err != nil {
+			return nil, err
 		}
-		return h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
+		if head > pos.Upper {
+			out, err = h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
+		}
+		return out, err
 	})
+}
+
+// waitMargin is the time a waiting inbox_list keeps, of what its call has
+// left, to page what arrived and answer.
+const waitMargin = time.Second
+
+// grantWait is the wait granted for asked: at most the deployment's cap
+// and what the call has left (its context's deadline, on Lambda the
+// function's timeout) less waitMargin.
+func (h *Hub) grantWait(ctx context.Context, asked time.Duration) time.Duration {
+	g := min(asked, h.limits.waitMax)
+	if dl, ok := ctx.Deadline(); ok {
+		g = min(g, time.Until(dl)-waitMargin)
+	}
+	return max(g, 0).Truncate(100 * time.Millisecond)
+}
+
+// seconds renders d as seconds to a tenth.
+func seconds(d time.Duration) *float64 {
+	s := float64(d.Truncate(100*time.Millisecond)) / float64(time.Second)
+	return &s
 }
 
 // inboxPage reads rows after pos.After up to pos.Upper.
@@ -554,7 +591,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if len(fresh) > ackChunk {
 				rest := fresh[ackChunk:]
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
-					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now)
+					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now, c.BoxID)
 				o.Intent = p.intent.ID
 			}
 			k := ackSeqKey(c.AgentID)

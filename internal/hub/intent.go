@@ -21,15 +21,23 @@ package hub
 //     ticker in agentbox serve.
 //
 // A step is computed from the intent's payload and the step number alone,
-// plus whatever it reads, so every process computes the same step. Open
-// intents are listed on GSI1 under intentIndex, oldest first, for the sweep.
+// plus whatever it reads, so every process computes the same step. The
+// intent item is the operation's progress record: it stays small (a
+// fan-out's recipient list lives in immutable parts written once, see
+// messages.go), so a step's advance costs the same however large the
+// operation. Open intents are listed on GSI1, oldest first, for the sweep,
+// in one of intentShards partitions chosen by the box's id: no index
+// partition is written by every box of a stack.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -45,6 +53,8 @@ type intentRecord struct {
 	Steps   uint64          `json:"steps"`
 	Payload json.RawMessage `json:"payload"`
 	Created time.Time       `json:"created"`
+	// Box is the box the intent works for; it picks the index shard.
+	Box string `json:"box,omitempty"`
 }
 
 // intentStep computes step n of an intent: its operations, which commit
@@ -62,17 +72,41 @@ var intentKinds = map[string]intentStep{
 
 func intentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }
 
-// intentIndex is the GSI1 partition listing open intents by age.
+// intentIndex is the GSI1 partition that listed every open intent before
+// the index was sharded; the sweep still reads it, for intents opened by
+// an earlier version.
 const intentIndex = "intents#open"
 
-func newIntent(kind string, steps uint64, payload any, now time.Time) *intentRecord {
-	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: encode(payload), Created: now}
+// intentShards is how many GSI1 partitions list open intents. A box's
+// intents all go to one of them (intentShard), so one busy box never
+// shares its index partition with every other box, and the sweep reads
+// them all.
+const intentShards = 16
+
+// intentShard is the GSI1 partition listing box's open intents.
+func intentShard(box string) string {
+	h := fnv.New32a()
+	h.Write([]byte(box))
+	return fmt.Sprintf("%s#%02d", intentIndex, h.Sum32()%intentShards)
+}
+
+// intentPartitions lists every GSI1 partition the sweep reads.
+func intentPartitions() []string {
+	out := []string{intentIndex}
+	for i := range intentShards {
+		out = append(out, fmt.Sprintf("%s#%02d", intentIndex, i))
+	}
+	return out
+}
+
+func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *intentRecord {
+	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: encode(payload), Created: now, Box: box}
 }
 
 func (r *intentRecord) item() *store.Item {
 	k := intentKey(r.ID)
 	return &store.Item{PK: k.PK, SK: k.SK,
-		GSI1PK: intentIndex, GSI1SK: fmt.Sprintf("%020d#%s", r.Created.UnixNano(), r.ID),
+		GSI1PK: intentShard(r.Box), GSI1SK: fmt.Sprintf("%020d#%s", r.Created.UnixNano(), r.ID),
 		Data: encode(r)}
 }
 
@@ -164,11 +198,21 @@ const SweepGrace = time.Minute
 // so any number of sweepers may run at once.
 func (h *Hub) Sweep(ctx context.Context, grace time.Duration, limit int) (int, error) {
 	cutoff := h.clock().Add(-grace)
-	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: intentIndex,
-		To: fmt.Sprintf("%020d", cutoff.UnixNano()) + "\U0010FFFF", Limit: limit})
+	parts := intentPartitions()
+	found := make([][]*store.Item, len(parts))
+	err := eachLimit(ctx, len(parts), viewParallelism, func(ctx context.Context, i int) error {
+		rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: parts[i],
+			To: fmt.Sprintf("%020d", cutoff.UnixNano()) + "\U0010FFFF", Limit: limit})
+		found[i] = rows
+		return err
+	})
 	if err != nil {
 		return 0, storageErr(err)
 	}
+	// Oldest first across the shards, at most limit.
+	rows := slices.Concat(found...)
+	slices.SortFunc(rows, func(a, b *store.Item) int { return cmp.Compare(a.GSI1SK, b.GSI1SK) })
+	rows = rows[:min(len(rows), limit)]
 	done := 0
 	for _, it := range rows {
 		rec, err := decode[intentRecord](it)

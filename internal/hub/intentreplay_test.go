@@ -11,17 +11,20 @@ import (
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
-// afterFirstWrite lets one write through once armed, then refuses every
-// later write (as an engine that stops answering would) until disarmed:
-// the call's first write commits and the work after it fails.
+// afterFirstWrite lets the writes up to a call's first write through once
+// armed (a large fan-out writes its recipient parts, then the message and
+// the intent), then refuses every later write (as an engine that stops
+// answering would) until disarmed: the call's first write commits and the
+// work after it fails.
 type afterFirstWrite struct {
 	store.Store
-	armed  atomic.Bool
-	passed atomic.Bool
+	armed atomic.Bool
+	// passes is how many writes go through once armed.
+	passes atomic.Int32
 }
 
 func (a *afterFirstWrite) Write(ctx context.Context, ops []store.Op) error {
-	if a.armed.Load() && !a.passed.CompareAndSwap(false, true) {
+	if a.armed.Load() && a.passes.Add(-1) < 0 {
 		return fmt.Errorf("refused: %w", store.ErrUnavailable)
 	}
 	return a.Store.Write(ctx, ops)
@@ -47,6 +50,7 @@ func TestReplayFinishesOpenIntent(t *testing.T) {
 			}
 		}
 		cr := f.prime(f.a)
+		fw.passes.Store(2) // the recipient parts, then the first write
 		fw.armed.Store(true)
 		if _, err := sendRoom(f, cr, "big", room.RoomID, "all hands", nil, nil); err != nil {
 			t.Logf("MessageSend with its fan-out refused: %v", err)

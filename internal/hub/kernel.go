@@ -159,6 +159,9 @@ type plan struct {
 	// (intent.go); the first write commits the intent record with the
 	// tool's ops, and the call finishes it before answering.
 	intent *intentRecord
+	// parts are items the intent reads and never changes (a fan-out's
+	// recipients, fanout.go), written before the first write.
+	parts []*store.Item
 }
 
 // add appends guarded operations.
@@ -315,6 +318,9 @@ func commit[Out any, P interface {
 		h.touch(ctx, c.Caller)
 		return out, nil
 	}
+	if err := h.writeParts(ctx, p.parts); err != nil {
+		return nil, err
+	}
 	all := make([]guardedOp, 0, len(p.ops)+5+len(c.rateOps))
 	idemAt := -1
 	if m.key != "" {
@@ -424,12 +430,16 @@ func failedIndexes(cf *store.ConditionFailedError) []int {
 }
 
 // storageErr maps a store error to the envelope: load and contention are
-// retryable TEMPORARILY_UNAVAILABLE (nothing was written), anything else is
-// STORAGE_FAILURE of unknown outcome.
+// retryable TEMPORARILY_UNAVAILABLE (nothing was written), and so is any
+// failed read (readerr.go); anything else is STORAGE_FAILURE of unknown
+// outcome.
 func storageErr(err error) error {
+	var re *readError
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		return apperr.Unavailable(err)
+	case errors.As(err, &re):
+		return readUnavailable(err)
 	case errors.Is(err, store.ErrTimeout):
 		// Nothing for a read, unknown for a write: the next action, in the
 		// tool's words, says how to retry.

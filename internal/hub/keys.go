@@ -20,6 +20,9 @@ import "github.com/agentbox/agentbox/internal/store"
 //	                                         GSI1 seen#<agent> / <last use ns 20>#<session>
 //	idem#<agent>         <mutation>          idempotency record of (agent, key), any tool (ExpiresAt)
 //	config#cursor        key                 the HMAC secret of every cursor (cursorkey.go)
+//	intent#<intent>      intent              open intent, its progress (Version = steps applied);
+//	                                         GSI1 intents#open#<box shard> / <created ns>#<intent> (intent.go)
+//	fan#<set>            part#<n>            a fan-out's recipients of step n, immutable (fanout.go)
 //
 // GSI1 on agents serves the owner's listings; directory and room indexes
 // join as their tools arrive.

@@ -87,21 +87,25 @@ type limiter struct {
 	boxOf          map[string]string
 	sessionsPerAgt int
 	spacesPerAgt   int
+	roomMembers    int
+	// waitMax caps inbox_list's wait (inbox.go).
+	waitMax time.Duration
 }
 
 // boxOfMax bounds the agent→box memo.
 const boxOfMax = 100_000
 
 func newLimiter(cfg *limits.Config) *limiter {
-	l := &limiter{boxOf: map[string]string{}}
+	l := &limiter{boxOf: map[string]string{}, waitMax: MaxWaitSeconds * time.Second}
 	if cfg == nil {
 		return l
 	}
+	l.waitMax = time.Duration(min(max(cfg.InboxWaitSeconds, 0), MaxWaitSeconds)) * time.Second
 	l.cfg = *cfg
 	l.agentM = newSharded(cfg.AgentMutations, "a", min(agentShards, cfg.AgentMutations.Burst), agentShards)
 	l.boxM = newSharded(cfg.BoxMutations, "b", min(boxShards, cfg.BoxMutations.Burst/boxShardBurst), boxProbes)
 	l.agentC, l.boxC = limits.NewLocal(cfg.AgentCalls), limits.NewLocal(cfg.BoxCalls)
-	l.sessionsPerAgt, l.spacesPerAgt = cfg.SessionsPerAgent, cfg.SpacesPerAgent
+	l.sessionsPerAgt, l.spacesPerAgt, l.roomMembers = cfg.SessionsPerAgent, cfg.SpacesPerAgent, cfg.RoomMembers
 	return l
 }
 
@@ -433,4 +437,13 @@ func (l *limiter) countSpace(c *call, p *plan, s slot) error {
 	}
 	p.next(c, s)
 	return nil
+}
+
+// roomFull refuses one more member of a room that has members active ones
+// (the owner's add-member).
+func (l *limiter) roomFull(members int64) error {
+	if l.roomMembers <= 0 || members < int64(l.roomMembers) {
+		return nil
+	}
+	return apperr.Limit("room_members_max", fmt.Sprintf("%d members per room; remove a member first or use another room", l.roomMembers))
 }

@@ -330,7 +330,8 @@ func TestLimitsReported(t *testing.T) {
 		if l.Rates.AgentMutations.PerSecond != d.AgentMutations.PerSecond || l.Rates.AgentMutations.Burst != d.AgentMutations.Burst ||
 			l.Rates.BoxMutations.Burst != d.BoxMutations.Burst || l.Rates.AgentCalls.Burst != d.AgentCalls.Burst ||
 			l.Rates.BoxCalls.Burst != d.BoxCalls.Burst ||
-			l.SessionsPerAgentMax != d.SessionsPerAgent || l.SpacesPerAgentMax != d.SpacesPerAgent {
+			l.SessionsPerAgentMax != d.SessionsPerAgent || l.SpacesPerAgentMax != d.SpacesPerAgent ||
+			l.RoomMembersMax != limits.DefaultRoomMembers {
 			t.Errorf("prime limits = %+v, want the defaults %+v", l, d)
 		}
 		off := newFixture(t, ad)
@@ -387,6 +388,32 @@ func TestSpaceQuota(t *testing.T) {
 		}
 		if _, err := createSpace(f, f.prime(f.b), "public", "b's", "q-b"); err != nil {
 			t.Errorf("agent b under its own quota: %v", err)
+		}
+	})
+}
+
+// TestRoomMemberCap: the owner's add-member refuses one member past the
+// stack's cap with LIMIT_EXCEEDED naming room_members_max; removing a member
+// makes room again, and re-adding a current member is no addition.
+func TestRoomMemberCap(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad).limited(limits.Config{RoomMembers: 2})
+		room := f.mustRoom("small", "")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		f.mustAdd(room.RoomID, f.b) // already a member: unchanged, allowed
+		carol := f.mustAgent(f.box, "carol")
+		_, err := f.h.Admin().AddMember(f.ctx, room.RoomID, carol.AgentID)
+		e := wantCode(t, "add-member past the cap", err, apperr.LimitExceeded)
+		if !strings.Contains(e.Message, "room_members_max") || e.NextAction == "" {
+			t.Errorf("refusal %q / %q: want it to name room_members_max and say what to do", e.Message, e.NextAction)
+		}
+		if _, err := f.h.Admin().RemoveMember(f.ctx, room.RoomID, f.b.AgentID); err != nil {
+			t.Fatalf("RemoveMember: %v", err)
+		}
+		f.mustAdd(room.RoomID, carol)
+		if _, err := f.h.Admin().AddMember(f.ctx, room.RoomID, f.b.AgentID); err == nil {
+			t.Errorf("add-member into a full room again: got success")
 		}
 	})
 }

@@ -33,7 +33,8 @@ package hub
 // commit with the message; larger ones continue as an intent (intent.go) in
 // chunks of fanoutChunk recipients, each chunk one atomic write that also
 // advances the intent, so a crash between chunks loses nothing and repeats
-// nothing.
+// nothing. The recipient list is written once, before the message, as
+// immutable parts (fanout.go): a chunk costs the same in any room.
 //
 // Epochs. A room member reads the room from its epoch's StartSeq (the head
 // when it was added, plus one): what was said before it joined, and in the
@@ -317,11 +318,15 @@ type recipient struct {
 
 // fanoutPayload is a fan-out intent's remaining work.
 type fanoutPayload struct {
-	MessageID string      `json:"m"`
-	Stream    string      `json:"s"`
-	Seq       uint64      `json:"q"`
-	At        time.Time   `json:"t"`
-	To        []recipient `json:"to"`
+	MessageID string    `json:"m"`
+	Stream    string    `json:"s"`
+	Seq       uint64    `json:"q"`
+	At        time.Time `json:"t"`
+	// To lists the recipients in the intent itself: only intents opened
+	// by an earlier version carry it.
+	To []recipient `json:"to,omitempty"`
+	// Parts names the recipient parts, one per step (fanout.go).
+	Parts string `json:"p,omitempty"`
 }
 
 const intentFanout = "fanout"
@@ -561,8 +566,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 		}
 		p.add(fanoutOps(fan, to, heads)...)
 	default:
-		steps := (len(to) + fanoutChunk - 1) / fanoutChunk
-		p.intent = newIntent(intentFanout, uint64(steps), fan, c.Now)
+		planFanout(p, c, fan, to)
 	}
 	return out, p, nil
 }
@@ -734,9 +738,10 @@ func (h *Hub) fanoutStep(ctx context.Context, rec *intentRecord, n uint64) ([]gu
 	if err := json.Unmarshal(rec.Payload, &f); err != nil {
 		return nil, apperr.Normalize(err)
 	}
-	lo := min(int(n)*fanoutChunk, len(f.To))
-	hi := min(lo+fanoutChunk, len(f.To))
-	chunk := f.To[lo:hi]
+	chunk, err := h.fanoutRecipients(ctx, &f, n)
+	if err != nil {
+		return nil, err
+	}
 	if len(chunk) == 0 {
 		return nil, nil
 	}

@@ -77,31 +77,38 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 		}
 		f.wantOneRowEach(recipients, ok.MessageID, hub.ReasonFollowAll)
 
+		// The writes of a post: its recipient parts, the first write
+		// (message, record, intent), then one per chunk.
+		const wParts, wFirst, wLast = 0, 1, 4
 		cases := []struct {
 			name   string
-			pass   int  // writes before the fault: 0 the first write, 1 the first chunk, ...
+			pass   int  // writes before the fault: wParts, wFirst, wFirst+1 the first chunk, ...
 			lose   bool // the faulted write commits and its reply is lost
 			finish string
 		}{
-			{"KilledBeforeFirstWrite", 0, false, "retry"},
-			{"ReplyLostAfterFirstWrite", 0, true, "retry"},
-			{"ReplyLostAfterFirstWriteSwept", 0, true, "sweep"},
-			{"KilledBeforeFirstChunk", 1, false, "retry"},
-			{"KilledBetweenChunks", 2, false, "sweep"},
-			{"KilledBeforeLastChunk", 3, false, "retry"},
-			{"ChunkReplyLost", 2, true, "sweep"},
-			{"LastChunkReplyLost", 3, true, "retry"},
+			{"KilledWritingParts", wParts, false, "retry"},
+			{"PartsReplyLost", wParts, true, "retry"},
+			{"KilledBeforeFirstWrite", wFirst, false, "retry"},
+			{"ReplyLostAfterFirstWrite", wFirst, true, "retry"},
+			{"ReplyLostAfterFirstWriteSwept", wFirst, true, "sweep"},
+			{"KilledBeforeFirstChunk", wFirst + 1, false, "retry"},
+			{"KilledBetweenChunks", wFirst + 2, false, "sweep"},
+			{"KilledBeforeLastChunk", wLast, false, "retry"},
+			{"ChunkReplyLost", wFirst + 2, true, "sweep"},
+			{"LastChunkReplyLost", wLast, true, "retry"},
 		}
 		for _, tc := range cases {
+			committed := tc.pass > wFirst || tc.pass == wFirst && tc.lose
 			t.Run(tc.name, func(t *testing.T) {
 				key := "fault-" + tc.name
 				in := hub.MessageSendInput{Destination: dest, BodyMD: tc.name}
 				fw.arm(tc.pass, tc.lose)
 				first, err := send(f, cr, key, in)
 				fw.arm(-1, false)
-				if tc.pass == 0 {
-					// The first write faulted: the caller learns nothing
-					// committed for sure, and must retry.
+				if tc.pass <= wFirst {
+					// The first write faulted, or a write before it: the
+					// caller learns nothing committed for sure, and must
+					// retry.
 					if err == nil {
 						t.Fatalf("MessageSend with a faulted first write: got success %+v", first)
 					}
@@ -111,7 +118,7 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 					t.Fatalf("MessageSend with a faulted chunk: %v; want the durable receipt", err)
 				}
 
-				if first != nil && !(tc.lose && tc.pass == 3) {
+				if first != nil && !(tc.lose && tc.pass == wLast) {
 					if got := f.countRows(recipients, first.MessageID); got >= len(recipients) {
 						t.Fatalf("fan-out complete despite the fault at chunk %d", tc.pass)
 					}
@@ -124,7 +131,7 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 					}
 					f.clock.Advance(time.Second)
 					n, err := f.h.Sweep(f.ctx, 0, 10)
-					if err != nil || (tc.pass > 0 || tc.lose) && n != 1 {
+					if err != nil || committed && n != 1 {
 						t.Fatalf("Sweep = %d, %v; want 1 intent finished", n, err)
 					}
 				}
@@ -132,8 +139,8 @@ func TestFanoutSurvivesFaults(t *testing.T) {
 				if err != nil {
 					t.Fatalf("retry with the same key: %v", err)
 				}
-				if (tc.pass > 0 || tc.lose) != again.Replayed {
-					t.Errorf("retry: replayed=%v, want %v", again.Replayed, tc.pass > 0 || tc.lose)
+				if committed != again.Replayed {
+					t.Errorf("retry: replayed=%v, want %v", again.Replayed, committed)
 				}
 				if first != nil {
 					want := *first

@@ -83,6 +83,8 @@ type Limits struct {
 	Rates               RateLimits `json:"rates"`
 	SessionsPerAgentMax int        `json:"sessions_per_agent_max" desc:"Live sessions per agent; priming one more ends the oldest. 0: no cap."`
 	SpacesPerAgentMax   int        `json:"spaces_per_agent_max" desc:"Spaces one agent may create. 0: no cap."`
+	RoomMembersMax      int        `json:"room_members_max" desc:"Active members one room may have. 0: no cap."`
+	InboxWaitMaxSeconds int        `json:"inbox_wait_max_seconds" desc:"Longest wait inbox_list grants here (0: it does not wait; poll instead). A wait is also cut to the time the call has left; the result says what was granted."`
 }
 
 // The limits of seed 000 and 002, enforced by the service.
@@ -123,6 +125,8 @@ func (h *Hub) Limits() Limits {
 		Rates:               h.limits.rateLimits(),
 		SessionsPerAgentMax: h.limits.sessionsPerAgt,
 		SpacesPerAgentMax:   h.limits.spacesPerAgt,
+		RoomMembersMax:      h.limits.roomMembers,
+		InboxWaitMaxSeconds: int(h.limits.waitMax.Seconds()),
 	}
 }
 

@@ -79,6 +79,21 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &empty) != nil || len(empty.Rows) != 0 || empty.ResumeCursor == "" {
 		t.Errorf("inbox_list function waiting 1 s for nothing: got %d %s, want no rows and a resume cursor", res.StatusCode, res.Body)
 	}
+
+	// A function of 4 s asked to wait 20 s grants what its deadline
+	// leaves (4 s less a second for the request, less a second to
+	// answer) and says so, instead of being cut off.
+	short := startEmulator(t, rie, "inbox_list", bootstrap,
+		append(functionEnv(table, endpoint, "inbox_list"), "AWS_LAMBDA_FUNCTION_TIMEOUT=4"))
+	res = short.invoke(t, "POST", "/v1/inbox/list", headers, fmt.Sprintf(`{"cursor":%q,"wait_seconds":20}`, page.ResumeCursor))
+	var waited struct {
+		Granted *float64 `json:"wait_granted_seconds"`
+		Waited  *float64 `json:"waited_seconds"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &waited) != nil || waited.Granted == nil || waited.Waited == nil ||
+		*waited.Granted < 1 || *waited.Granted > 2 || *waited.Waited < *waited.Granted-0.2 {
+		t.Errorf("inbox_list function of 4 s waiting 20 s: got %d %s; want about 2 s granted and waited", res.StatusCode, res.Body)
+	}
 	if p, err := h.Prime(ctx, hub.Credentials{Bearer: bob.BoxKey}, hub.PrimeInput{}); err != nil || p.UnreadCount != 0 {
 		t.Errorf("bob's unread after the functions ran = %+v, %v; want 0", p, err)
 	}

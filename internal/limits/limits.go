@@ -92,6 +92,15 @@ type Config struct {
 	// SpacesPerAgent caps the spaces one agent may create in its box
 	// (0: no cap).
 	SpacesPerAgent int
+	// RoomMembers caps a room's active members: the owner's add-member
+	// refuses one more (0: no cap). A post's cost is linear in its
+	// recipients, so the cap bounds what one post may cost and take.
+	RoomMembers int
+	// InboxWaitSeconds caps the wait inbox_list grants (0: no waiting;
+	// at most DefaultInboxWait). A wait is also capped by the time its
+	// call has left (a Lambda function's timeout), and holds one
+	// execution of the function serving it while it lasts.
+	InboxWaitSeconds int
 }
 
 // Default returns the production figures: a tight loop is stopped within a
@@ -106,8 +115,24 @@ func Default() Config {
 		AuthFailures:     Rate{PerSecond: 1, Burst: 20},
 		SessionsPerAgent: 32,
 		SpacesPerAgent:   1000,
+		RoomMembers:      DefaultRoomMembers,
+		InboxWaitSeconds: DefaultInboxWait,
 	}
 }
+
+// DefaultRoomMembers is the production cap on a room's members. A post to
+// a full room of members following all costs about 5.2 write units per
+// recipient on DynamoDB (about 52,000 for 10,000 members, priced by the
+// hub's fan-out cost test) and finishes in about 223 fan-out steps.
+const DefaultRoomMembers = 10_000
+
+// DefaultInboxWait is the longest wait inbox_list grants by default, and
+// the most it ever grants.
+const DefaultInboxWait = 20
+
+// InboxWaitEnv is InboxWaitSeconds' environment variable; the template
+// sets it apart for the MCP function.
+const InboxWaitEnv = "AGENTBOX_INBOX_WAIT_MAX"
 
 // setting names one figure of Config for every place it is configured.
 type setting struct {
@@ -144,6 +169,12 @@ var settings = []setting{
 	{"AGENTBOX_QUOTA_SPACES", "quota-spaces", "QuotaSpacesPerAgent",
 		"spaces one agent may create, 0 = no cap",
 		nil, func(c *Config) *int { return &c.SpacesPerAgent }},
+	{"AGENTBOX_QUOTA_ROOM_MEMBERS", "quota-room-members", "QuotaRoomMembers",
+		"active members one room may have (add-member refuses one more), 0 = no cap",
+		nil, func(c *Config) *int { return &c.RoomMembers }},
+	{InboxWaitEnv, "inbox-wait-max", "InboxWaitMaxSeconds",
+		"longest inbox_list wait granted, seconds (0 to 20; also capped by the time the call has left), 0 = no waiting",
+		nil, func(c *Config) *int { return &c.InboxWaitSeconds }},
 }
 
 // Setting describes one configurable figure: its environment variable,

@@ -509,8 +509,9 @@ func (f *faultyStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.
 	return f.Store.BatchGet(ctx, keys)
 }
 
-// TestStorageFailure: an engine failure reaches the caller as a generic
-// STORAGE_FAILURE and its cause reaches only the log.
+// TestStorageFailure: an engine failure reaches the caller without its
+// cause, which reaches only the log; a read that failed changed nothing,
+// so it is TEMPORARILY_UNAVAILABLE, retryable.
 func TestStorageFailure(t *testing.T) {
 	bolt := adapter(t, "bolt")
 	var faulty *faultyStore
@@ -525,19 +526,19 @@ func TestStorageFailure(t *testing.T) {
 	faulty.armed.Store(true)
 
 	r := e.post(t, toolCall("checkpoint_get", `{}`), session(sid, e.alice.BoxKey))
-	if got := r.toolResult(t).code(t); got != apperr.StorageFailure {
-		t.Fatalf("checkpoint_get during an outage: got %s, want STORAGE_FAILURE", got)
+	if got := r.toolResult(t).code(t); got != apperr.TemporarilyUnavailable {
+		t.Fatalf("checkpoint_get during an outage: got %s, want TEMPORARILY_UNAVAILABLE", got)
 	}
 	if strings.Contains(string(r.body), "injected") {
 		t.Errorf("response %s carries the internal cause", r.body)
 	}
-	if !hasLine(e.logs.Lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_get", "code": "STORAGE_FAILURE", "level": "ERROR", "err": errInjected.Error()}) {
+	if !hasLine(e.logs.Lines(t), map[string]any{"msg": "mcp tool call", "tool": "checkpoint_get", "code": "TEMPORARILY_UNAVAILABLE", "level": "ERROR", "err": errInjected.Error()}) {
 		t.Errorf("no ERROR tool-call line with the cause; log:\n%s", e.logs.String())
 	}
 
 	r = e.post(t, toolsListBody, session(sid, e.alice.BoxKey))
-	if r.status != 500 || strings.Contains(string(r.body), "injected") {
-		t.Errorf("tools/list during an outage: got HTTP %d %s, want 500 without the cause", r.status, r.body)
+	if r.status != 503 || strings.Contains(string(r.body), "injected") {
+		t.Errorf("tools/list during an outage: got HTTP %d %s, want 503 without the cause", r.status, r.body)
 	}
 	if !strings.Contains(e.logs.String(), "mcp request failed") {
 		t.Errorf("session-check failure not logged; log:\n%s", e.logs.String())

@@ -558,9 +558,9 @@ func TestLogLines(t *testing.T) {
 	}
 }
 
-// TestStoreFaults: an engine that is busy answers 503 with Retry-After; one
-// that fails answers a generic 500 whose cause reaches the log only; a
-// panic is a 500 too.
+// TestStoreFaults: an engine that is busy answers 503 with Retry-After; a
+// read that fails answers 503 too (it changed nothing: retry), its cause
+// reaching the log only; a panic is a generic 500.
 func TestStoreFaults(t *testing.T) {
 	const cause = "dynamo: BatchGetItem: InternalServerError ZQXJ-cause"
 	for _, tc := range []struct {
@@ -574,7 +574,7 @@ func TestStoreFaults(t *testing.T) {
 		logFrag    string
 	}{
 		{"Unavailable", store.ErrUnavailable, false, http.StatusServiceUnavailable, apperr.TemporarilyUnavailable, "1", "WARN", store.ErrUnavailable.Error()},
-		{"StorageFailure", errors.New(cause), false, http.StatusInternalServerError, apperr.StorageFailure, "", "ERROR", cause},
+		{"ReadFailure", errors.New(cause), false, http.StatusServiceUnavailable, apperr.TemporarilyUnavailable, "1", "WARN", cause},
 		{"Panic", nil, true, http.StatusInternalServerError, apperr.StorageFailure, "", "ERROR", "injected panic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,108 @@
+package hub
+
+// Large fan-outs: the recipient list is immutable, written once.
+//
+// A post whose recipients do not fit its first write continues as a fan-out
+// intent (intent.go) of one step per fanoutChunk recipients. What changes
+// from step to step is only which chunk comes next, so that is all the
+// intent item (the progress record) holds; the recipients themselves are
+// written before the first write as parts, one item per step:
+//
+//	fan#<set>   part#<n>   recipients of step n (ExpiresAt = fanoutPartTTL after the post)
+//
+// A set is named by the SHA-256 of its recipient list, so the parts are
+// immutable by construction: a call retried after contention, or the next
+// post to an unchanged room, writes the same items again (renewing their
+// expiry) rather than leaving copies behind, and two posts never read each
+// other's recipients. Parts written by a call whose first write then failed
+// are garbage that expires. A step reads its part and its recipients' inbox
+// heads and writes their rows with the intent's advance, so every step,
+// and every recipient, costs the same however large the room.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// fanoutPartTTL is how long a recipient part outlives the last post that
+// wrote it: far beyond SweepGrace, so a fan-out whose caller vanished is
+// finished by the sweep long before its parts expire.
+const fanoutPartTTL = 7 * 24 * time.Hour
+
+func fanoutPartKey(set string, n uint64) store.Key {
+	return store.Key{PK: "fan#" + set, SK: fmt.Sprintf("part#%06d", n)}
+}
+
+// fanoutParts splits to into one part per step, named by the set's hash,
+// each expiring fanoutPartTTL after at.
+func fanoutParts(to []recipient, at time.Time) (set string, parts []*store.Item) {
+	sum := sha256.Sum256(encode(to))
+	set = hex.EncodeToString(sum[:16])
+	exp := at.Add(fanoutPartTTL).Unix()
+	for n := uint64(0); int(n)*fanoutChunk < len(to); n++ {
+		lo := int(n) * fanoutChunk
+		k := fanoutPartKey(set, n)
+		parts = append(parts, &store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp,
+			Data: encode(to[lo:min(lo+fanoutChunk, len(to))])})
+	}
+	return set, parts
+}
+
+// planFanout makes p's fan-out to recipients to an intent: the parts to
+// write before the first write, and the intent that walks them.
+func planFanout(p *plan, c *call, fan fanoutPayload, to []recipient) {
+	set, parts := fanoutParts(to, c.Now)
+	fan.Parts, fan.To = set, nil
+	p.parts = parts
+	p.intent = newIntent(intentFanout, uint64(len(parts)), fan, c.Now, c.BoxID)
+}
+
+// writeParts writes a plan's recipient parts, as many per write as one
+// transaction holds. Each put is unconditional: the items are immutable,
+// so writing one again only renews its expiry.
+func (h *Hub) writeParts(ctx context.Context, parts []*store.Item) error {
+	for len(parts) > 0 {
+		var ops []store.Op
+		bytes := 0
+		for _, it := range parts {
+			sz := store.ItemSize(it)
+			if len(ops) == store.MaxWriteItems || bytes+sz > store.MaxWriteBytes/2 {
+				break
+			}
+			ops, bytes = append(ops, store.Put(it, store.Unconditional)), bytes+sz
+		}
+		if err := h.st.Write(ctx, ops); err != nil {
+			return storageErr(err)
+		}
+		parts = parts[len(ops):]
+	}
+	return nil
+}
+
+// fanoutRecipients returns step n's recipients: from the intent itself
+// (intents opened by an earlier version), else from its part.
+func (h *Hub) fanoutRecipients(ctx context.Context, f *fanoutPayload, n uint64) ([]recipient, error) {
+	if f.Parts == "" {
+		lo := min(int(n)*fanoutChunk, len(f.To))
+		return f.To[lo:min(lo+fanoutChunk, len(f.To))], nil
+	}
+	it, err := h.st.Get(ctx, fanoutPartKey(f.Parts, n))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if it == nil {
+		return nil, apperr.Normalize(fmt.Errorf("hub: fan-out part %d of message %s is missing", n, f.MessageID))
+	}
+	var to []recipient
+	if err := json.Unmarshal(it.Data, &to); err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	return to, nil
+}
