@@ -88,7 +88,7 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 	}
 	err := a.h.st.Write(ctx, ops)
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
-		return nil, apperr.Forbidden()
+		return nil, unknownBox(box)
 	}
 	if err != nil {
 		return nil, storageErr(err)
@@ -299,6 +299,9 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 // created a moment ago may appear a moment later on DynamoDB.
 func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) {
 	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(box)})

@@ -93,11 +93,8 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/version"
 )
-
-// Version is reported as the server implementation's version in the MCP
-// initialize result.
-const Version = "0.1.0"
 
 // transport is the transport name recorded on sessions this package opens
 // and passed to the hub with every tool call.
@@ -144,7 +141,7 @@ func New(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Handler {
 		}
 	}
 	sdkLog := slog.New(minLevel{log.Handler().WithAttrs([]slog.Attr{slog.String("component", "mcp-sdk")}), slog.LevelWarn})
-	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}, &mcp.ServerOptions{
+	server := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: version.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
 		// Tools only; no list_changed (a stateless server cannot notify)
