@@ -61,7 +61,13 @@ test: test-deps fmt-check vet staticcheck
 NPM_LOCKS := $(shell find . -path './.*' -prune -o -name node_modules -prune -o -name package-lock.json -print | sed 's|^\./||')
 NPM_STAMPS := $(patsubst %package-lock.json,%node_modules/.agentbox-npm-ci,$(NPM_LOCKS))
 
-test-deps: $(NPM_STAMPS)
+test-deps: $(NPM_STAMPS) readme-tools
+
+# The README test (TestReadmeTryIt) runs "Try it" as written: bash, curl, jq.
+.PHONY: readme-tools
+readme-tools:
+	@.ci/need curl curl
+	@.ci/need jq jq
 
 %node_modules/.agentbox-npm-ci: %package-lock.json
 	@.ci/need npm npm
