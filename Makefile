@@ -19,6 +19,11 @@
 ADDR ?= 127.0.0.1:8787
 DATA ?= ./.agentbox
 GO ?= go
+# VERSION, when given, is the version the binaries report (agentbox
+# version, MCP serverInfo, OpenAPI info, the functions' logs); without it
+# they report internal/version's default.
+VERSION ?=
+VERSION_LDFLAG := $(if $(VERSION),-X github.com/agentbox/agentbox/internal/version.Version=$(VERSION))
 
 # Lambda builds: static, arm64 (Graviton), no RPC shim (provided.al2023
 # speaks the runtime API directly), reproducible paths, no debug info.
@@ -26,7 +31,7 @@ GO ?= go
 # learns its tool from AGENTBOX_FUNCTION (see cmd/lambda).
 LAMBDA_GOARCH ?= arm64
 LAMBDA_ENV := GOOS=linux GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0
-LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w $(VERSION_LDFLAG)'
 BUILD_DIR ?= .aws-sam-build
 LAMBDA_BIN := $(BUILD_DIR)/bootstrap
 GO_SOURCES := go.mod go.sum $(shell find . -path './.*' -prune -o -name '*.go' ! -name '*_test.go' -print)
@@ -34,7 +39,8 @@ GO_SOURCES := go.mod go.sum $(shell find . -path './.*' -prune -o -name '*.go' !
 .PHONY: run test test-deps vet fmt-check staticcheck bench contracts template readme generate build clean fresh-check openapi
 
 run:
-	$(GO) build -o bin/agentbox ./cmd/agentbox
+	@echo "building bin/agentbox (the first build downloads modules and compiles: 30 s to a few minutes, silently)"
+	$(GO) build -ldflags '$(VERSION_LDFLAG)' -o bin/agentbox ./cmd/agentbox
 	bin/agentbox serve --addr $(ADDR) --data $(DATA)
 
 # The domain package runs every scenario on both storage adapters under the
@@ -51,7 +57,13 @@ test: test-deps fmt-check vet staticcheck
 NPM_LOCKS := $(shell find . -path './.*' -prune -o -name node_modules -prune -o -name package-lock.json -print | sed 's|^\./||')
 NPM_STAMPS := $(patsubst %package-lock.json,%node_modules/.agentbox-npm-ci,$(NPM_LOCKS))
 
-test-deps: $(NPM_STAMPS)
+test-deps: $(NPM_STAMPS) readme-tools
+
+# The README test (TestReadmeTryIt) runs "Try it" as written: bash, curl, jq.
+.PHONY: readme-tools
+readme-tools:
+	@.ci/need curl curl
+	@.ci/need jq jq
 
 %node_modules/.agentbox-npm-ci: %package-lock.json
 	@.ci/need npm npm

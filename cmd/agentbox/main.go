@@ -6,6 +6,7 @@
 //	agentbox admin <command> [flags]     (agentbox admin help)
 //	agentbox contracts                   (prints tool-contracts.json)
 //	agentbox openapi                     (prints openapi.json)
+//	agentbox version
 //
 // The logic lives in internal/server and internal/admincli; this file only
 // dispatches, so that tests drive the same code in process through run.
@@ -28,6 +29,7 @@ import (
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/server"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 const usage = `Usage:
@@ -47,6 +49,9 @@ const usage = `Usage:
       Print every tool's contract (tool-contracts.json) to stdout.
   agentbox openapi
       Print the REST API's OpenAPI 3.1 document (openapi.json) to stdout.
+  agentbox version
+      Print the version (the one MCP serverInfo, the OpenAPI info and the
+      functions' logs report), the Go version and the commit.
 `
 
 func main() {
@@ -88,6 +93,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "version", "--version":
+		if len(args) > 1 {
+			fmt.Fprintln(stderr, "agentbox version takes no arguments")
+			return 2
+		}
+		fmt.Fprintln(stdout, "agentbox", version.String())
+		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -127,6 +139,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := server.Config{Addr: *addr, DataDir: *data, Logger: log,
 		Table: *table, Endpoint: *endpoint, Region: *region, CreateTable: *createTable, Limits: &lim}
 	if err := server.Run(ctx, cfg, stdout); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "agentbox serve: %s is already in use (another agentbox serve?): "+
+				"pick another address with --addr HOST:PORT (make run ADDR=HOST:PORT)\n", *addr)
+			return 1
+		}
 		log.Error("agentbox serve failed", "err", err)
 		return 1
 	}

@@ -338,7 +338,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"-h"}, {"create-box", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		r := cli(t, args...)
 		if r.code != admincli.ExitOK || r.stderr != "" {
 			t.Errorf("admin %v: exit %d stderr %q, want 0 and nothing", args, r.code, r.stderr)
@@ -349,6 +349,33 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCommandHelp: 'admin <command> --help' and 'admin help <command>'
+// print that command's help alone: its flags, none of another command's.
+func TestCommandHelp(t *testing.T) {
+	for _, c := range admincli.Commands() {
+		for _, args := range [][]string{{c.Name, "--help"}, {c.Name, "-h"}, {"help", c.Name}} {
+			r := cli(t, args...)
+			if r.code != admincli.ExitOK || r.stderr != "" {
+				t.Fatalf("admin %v: exit %d stderr %q, want 0 and nothing", args, r.code, r.stderr)
+			}
+			if !strings.HasPrefix(r.stdout, "Usage: agentbox admin [target flags] "+c.Name) {
+				t.Errorf("admin %v = %q, want the usage of %s", args, r.stdout, c.Name)
+			}
+			for _, f := range c.Flags {
+				if !strings.Contains(r.stdout, "--"+f.Name) {
+					t.Errorf("admin %v does not describe --%s", args, f.Name)
+				}
+			}
+			for _, other := range admincli.Commands() {
+				if other.Name != c.Name && strings.Contains(r.stdout, other.Summary) {
+					t.Errorf("admin %v also prints %s's help", args, other.Name)
+				}
+			}
+		}
+	}
+	fails(t, admincli.ExitUsage, apperr.InvalidArgument, "help", "make-coffee")
 }
 
 func TestSetProfileUnreadableFile(t *testing.T) {

@@ -81,9 +81,25 @@ type agentList struct {
 	Agents []*hub.AgentInfo `json:"agents"`
 }
 
+// boxList is list-boxes' output.
+type boxList struct {
+	Boxes []*hub.BoxInfo `json:"boxes"`
+}
+
 // commands is the table of admin commands, in the order usage shows them.
 // The room and directory commands (commands_rooms.go) join it at init.
 var commands = []*Command{
+	{
+		Name:    "list-boxes",
+		Summary: "List the boxes of the store by name (to find a box id).",
+		Run: func(ctx context.Context, a *hub.Admin, _ Args) (any, error) {
+			boxes, err := a.ListBoxes(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return boxList{Boxes: boxes}, nil
+		},
+	},
 	{
 		Name:    "create-box",
 		Summary: "Create an empty box (an isolated coordination space).",
@@ -93,23 +109,28 @@ var commands = []*Command{
 		},
 	},
 	{
-		Name:    "create-agent",
-		Summary: "Create an agent in a box and print its key. The key is shown this once and never again.",
+		Name: "create-agent",
+		Summary: "Create an agent in a box and print its key. The key is shown this once and never again. " +
+			"The output's \"directory\" says what the box directory shows of the agent.",
 		Flags: []Flag{
 			{Name: "box", Usage: "box id (UUID)", Required: true},
 			{Name: "name", Usage: "agent name, 1-80 characters", Required: true},
-			{Name: "role", Usage: "role shown in the agent's profile"},
+			{Name: "role", Usage: "role in the agent's private profile (profile_get); the directory does not show it"},
+			{Name: "listed", Usage: "list the agent's public card in the box directory, so directory_search finds it (default: unlisted)", Switch: true},
+			{Name: "card-role", Usage: "role on the agent's public card, which directory_search matches (the agent may change it)"},
 		},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.CreateAgent(ctx, args["box"], args["name"], args["role"])
+			return a.AddAgent(ctx, hub.NewAgent{Box: args["box"], Name: args["name"], Role: args["role"],
+				Scope: args["scope"], Listed: args["listed"] == "true", CardRole: args["card-role"]})
 		},
 	},
 	{
-		Name:    "rotate-key",
-		Summary: "Revoke every key of an agent and issue a new one, atomically; prints the new key once.",
-		Flags:   []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
+		Name: "rotate-key",
+		Summary: "Revoke every key of an agent and issue a new one, atomically; prints the new key once. " +
+			"The new key keeps the scope of the agent's keys unless --scope is given.",
+		Flags: []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RotateKey(ctx, args["agent"])
+			return a.RotateKeyScoped(ctx, args["agent"], args["scope"])
 		},
 	},
 	{
@@ -154,7 +175,7 @@ var commands = []*Command{
 	},
 	{
 		Name:    "list-agents",
-		Summary: "List a box's agents by name. Never shows keys.",
+		Summary: "List a box's agents by name, with each key's id and scope. Never shows keys.",
 		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			agents, err := a.ListAgents(ctx, args["box"])

@@ -7,30 +7,15 @@ import (
 )
 
 // Owner keys and key scopes (issue 15). The scope flag is added to
-// create-agent and rotate-key here rather than in commands.go so that the
-// two commands keep one entry each and this change stays in its own file.
+// create-agent and rotate-key here (their Run functions read it).
 func init() {
 	commands = append(commands, ownerCommands...)
-	scope := Flag{Name: "scope", Usage: "key scope: coordination:write (default) or coordination:read (a read-only key)"}
 	if c, ok := lookup("create-agent"); ok {
-		c.Flags = append(c.Flags, scope)
-		c.Run = func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.CreateAgentScoped(ctx, args["box"], args["name"], args["role"], scopeArg(args))
-		}
+		c.Flags = append(c.Flags, Flag{Name: "scope", Usage: "key scope: coordination:write (default) or coordination:read (a read-only key)"})
 	}
 	if c, ok := lookup("rotate-key"); ok {
-		c.Flags = append(c.Flags, scope)
-		c.Run = func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RotateKeyScoped(ctx, args["agent"], scopeArg(args))
-		}
+		c.Flags = append(c.Flags, Flag{Name: "scope", Usage: "the new key's scope, coordination:write or coordination:read (default: the scope of the agent's keys)"})
 	}
-}
-
-func scopeArg(args Args) string {
-	if s, ok := args["scope"]; ok {
-		return s
-	}
-	return hub.ScopeWrite
 }
 
 // ownerKeyList is list-owner-keys' output: an object, like list-agents'.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,6 +54,11 @@ type target struct {
 	endpoint    string
 	region      string
 	createTable bool
+	// init lets any command create the embedded store when it does not
+	// exist yet; without it only create-box does, so a mistyped --data
+	// (or a command run outside the directory `serve` uses) fails instead
+	// of answering from a new, empty store.
+	init bool
 }
 
 // register declares the target flags on fs. Every command accepts them,
@@ -64,6 +70,7 @@ func (t *target) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.endpoint, "endpoint", t.endpoint, "DynamoDB endpoint URL, e.g. http://127.0.0.1:8000 for DynamoDB Local (with --table)")
 	fs.StringVar(&t.region, "region", t.region, "AWS region (with --table; default from AWS_REGION or the shared config)")
 	fs.BoolVar(&t.createTable, "create-table", t.createTable, "create the table first if it does not exist (with --table and --endpoint only: a deployed stack's table belongs to its template)")
+	fs.BoolVar(&t.init, "init", t.init, "create the embedded store in --data if it does not exist (create-box always may)")
 }
 
 func (t *target) validate(dataSet bool) error {
@@ -79,6 +86,9 @@ func (t *target) validate(dataSet bool) error {
 	if dataSet {
 		return errors.New("--data and --table are exclusive")
 	}
+	if t.init {
+		return errors.New("--init is for the embedded store (--data); a table is created with --create-table")
+	}
 	if t.createTable && t.endpoint == "" {
 		return errors.New("--create-table needs --endpoint: a deployed stack's table is created by its template")
 	}
@@ -91,7 +101,11 @@ func (t *target) validate(dataSet bool) error {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	req, t, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, Usage())
+		if c, ok := lookup(req.Command); ok {
+			fmt.Fprint(stdout, c.usage())
+		} else {
+			fmt.Fprint(stdout, Usage())
+		}
 		return ExitOK
 	}
 	if err != nil {
@@ -128,6 +142,12 @@ func parse(args []string) (Request, *target, error) {
 		return Request{}, nil, errors.New("missing command")
 	}
 	if rest[0] == "help" {
+		if len(rest) > 1 {
+			if _, ok := lookup(rest[1]); !ok {
+				return Request{}, nil, fmt.Errorf("help: unknown command %q", rest[1])
+			}
+			return Request{Command: rest[1]}, nil, flag.ErrHelp
+		}
 		return Request{}, nil, flag.ErrHelp
 	}
 	cmd, ok := lookup(rest[0])
@@ -148,7 +168,7 @@ func parse(args []string) (Request, *target, error) {
 		values[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := fs.Parse(rest[1:]); err != nil {
-		return Request{}, nil, err
+		return Request{Command: cmd.Name}, nil, err
 	}
 	if fs.NArg() > 0 {
 		return Request{}, nil, fmt.Errorf("%s: unexpected argument %q (flags take --name value)", cmd.Name, fs.Arg(0))
@@ -216,10 +236,15 @@ func dispatch(ctx context.Context, t *target, req Request, log *slog.Logger) Res
 		return run(ctx, hub.New(st, hub.Options{Logger: log}).Admin(), req)
 	}
 
+	db := filepath.Join(t.data, DBName)
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) && !t.init && req.Command != "create-box" {
+		return failure(apperr.New(apperr.NotFoundOrForbidden, "There is no agentbox store at "+db+".").
+			WithNext("Pass the --data directory 'agentbox serve' uses (default .agentbox, relative to where it runs); " +
+				"create a store with 'agentbox admin create-box', or pass --init to create an empty one."))
+	}
 	if err := os.MkdirAll(t.data, 0o700); err != nil {
 		return failure(apperr.Wrap(apperr.StorageFailure, "Cannot create the data directory.", err))
 	}
-	db := filepath.Join(t.data, DBName)
 	st, err := bolt.Open(db, bolt.Options{Timeout: lockProbe})
 	if errors.Is(err, bolt.ErrLocked) {
 		res, serr := sendSocket(ctx, filepath.Join(t.data, SocketName), req)
@@ -303,25 +328,48 @@ holds that store, commands go through its admin socket automatically):
   --endpoint URL         DynamoDB endpoint (DynamoDB Local: http://127.0.0.1:8000)
   --region REGION        AWS region for --table
   --create-table         create the table if missing (only with --endpoint)
+  --init                 create the embedded store if missing (create-box
+                         always may; any other command fails on a missing
+                         store rather than answer from an empty one)
 
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %s", c.Name)
-		for _, f := range c.Flags {
-			switch {
-			case f.Switch:
-				fmt.Fprintf(&b, " [--%s]", f.Name)
-			case f.Required:
-				fmt.Fprintf(&b, " --%s %s", f.Name, strings.ToUpper(f.Name))
-			default:
-				fmt.Fprintf(&b, " [--%s %s]", f.Name, strings.ToUpper(f.Name))
-			}
-		}
-		fmt.Fprintf(&b, "\n      %s\n", c.Summary)
-		for _, f := range c.Flags {
-			fmt.Fprintf(&b, "      --%-8s %s\n", f.Name, f.Usage)
+		c.describe(&b, "  ")
+	}
+	b.WriteString("\n'agentbox admin <command> --help' (or 'agentbox admin help <command>') shows one command.\n")
+	return b.String()
+}
+
+// usage is one command's help text.
+func (c *Command) usage() string {
+	var b strings.Builder
+	b.WriteString("Usage: agentbox admin [target flags] ")
+	c.describe(&b, "")
+	b.WriteString(`
+Prints one JSON document on stdout; errors print {"error": {...}} on
+stderr and exit 1 (usage errors exit 2). Target flags: --data DIR (default
+.agentbox), --table NAME [--endpoint URL] [--region R] [--create-table],
+--init; 'agentbox admin help' explains them and lists every command.
+`)
+	return b.String()
+}
+
+// describe writes the command's synopsis, summary and flags.
+func (c *Command) describe(b *strings.Builder, indent string) {
+	fmt.Fprintf(b, "%s%s", indent, c.Name)
+	for _, f := range c.Flags {
+		switch {
+		case f.Switch:
+			fmt.Fprintf(b, " [--%s]", f.Name)
+		case f.Required:
+			fmt.Fprintf(b, " --%s %s", f.Name, strings.ToUpper(f.Name))
+		default:
+			fmt.Fprintf(b, " [--%s %s]", f.Name, strings.ToUpper(f.Name))
 		}
 	}
-	return b.String()
+	fmt.Fprintf(b, "\n%s    %s\n", indent, c.Summary)
+	for _, f := range c.Flags {
+		fmt.Fprintf(b, "%s    --%-10s %s\n", indent, f.Name, f.Usage)
+	}
 }

@@ -40,7 +40,20 @@ type AgentInfo struct {
 	DirectoryListed bool     `json:"directory_listed"`
 	ProfileVersion  Revision `json:"profile_version"`
 	KeyIDs          []string `json:"key_ids"`
-	BoxKey          string   `json:"box_key,omitempty"`
+	// Keys are the agent's keys with their scopes, where the command read
+	// them (create-agent, rotate-key, list-agents).
+	Keys   []KeyInfo `json:"keys,omitempty"`
+	BoxKey string    `json:"box_key,omitempty"`
+	// CardRole and Directory are create-agent's: the public card's role
+	// and what the box directory shows of the agent.
+	CardRole  string `json:"card_role,omitempty"`
+	Directory string `json:"directory,omitempty"`
+}
+
+// KeyInfo is one agent key as the owner sees it: never the secret.
+type KeyInfo struct {
+	KeyID string `json:"key_id"`
+	Scope string `json:"scope"`
 }
 
 // CreateBox creates an empty box.
@@ -53,8 +66,7 @@ func (a *Admin) CreateBox(ctx context.Context, name string) (*BoxInfo, error) {
 	}
 	now := a.h.clock()
 	b := boxRecord{ID: uuid.NewString(), Name: name, CreatedAt: now}
-	k := boxKey(b.ID)
-	if err := a.h.st.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(b)}, store.Absent)}); err != nil {
+	if err := a.h.st.Write(ctx, []store.Op{store.Put(boxItem(b, 1), store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
 	return &BoxInfo{BoxID: b.ID, Name: b.Name, CreatedAt: timestamp(now)}, nil
@@ -74,47 +86,97 @@ func (a *Admin) keyItem(rec keyRecord) *store.Item {
 
 // CreateAgent creates an agent in box with a first key, returned once.
 func (a *Admin) CreateAgent(ctx context.Context, box, name, role string) (*AgentInfo, error) {
-	return a.CreateAgentScoped(ctx, box, name, role, ScopeWrite)
+	return a.AddAgent(ctx, NewAgent{Box: box, Name: name, Role: role})
 }
 
 // CreateAgentScoped is CreateAgent issuing a key of the given scope
 // (ScopeRead: a read-only key; keyscope.go).
 func (a *Admin) CreateAgentScoped(ctx context.Context, box, name, role, scope string) (*AgentInfo, error) {
-	if err := checkScope(scope); err != nil {
+	return a.AddAgent(ctx, NewAgent{Box: box, Name: name, Role: role, Scope: scope})
+}
+
+// NewAgent is what the owner decides when creating an agent.
+type NewAgent struct {
+	Box, Name string
+	// Role is the private profile's role (profile_get).
+	Role string
+	// Scope is the first key's scope; empty is ScopeWrite.
+	Scope string
+	// Listed lists the agent's public card in the box directory at once
+	// (what `directory-listing --on` does later).
+	Listed bool
+	// CardRole is the public card's role, the one directory_search
+	// matches; the agent may change it with directory_update_self.
+	CardRole string
+}
+
+// AddAgent creates an agent with a first key, returned once, and, when
+// asked, its public card (listed or not) in the same atomic write.
+func (a *Admin) AddAgent(ctx context.Context, n NewAgent) (*AgentInfo, error) {
+	if n.Scope == "" {
+		n.Scope = ScopeWrite
+	}
+	if err := checkScope(n.Scope); err != nil {
 		return nil, err
 	}
+	box := n.Box
 	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
-	if err := checkName("name", name); err != nil {
+	if err := checkName("name", n.Name); err != nil {
 		return nil, err
 	}
-	if role != "" {
-		if err := checkName("role", role); err != nil {
+	if n.Role != "" {
+		if err := checkName("role", n.Role); err != nil {
 			return nil, err
 		}
 	}
+	if err := checkLine("card_role", n.CardRole, MaxCardRoleChars, "80 characters"); err != nil {
+		return nil, err
+	}
 	now := a.h.clock()
-	rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: name, Status: statusActive, CreatedAt: now}
-	prof := &profileRecord{Role: role, UpdatedAt: now}
+	rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: n.Name, Status: statusActive, CreatedAt: now, DirectoryListed: n.Listed}
+	prof := &profileRecord{Role: n.Role, UpdatedAt: now}
 	key, kr := newKey(rec.ID)
-	kr.BoxID, kr.CreatedAt, kr.Scope = box, now, storedScope(scope)
+	kr.BoxID, kr.CreatedAt, kr.Scope = box, now, storedScope(n.Scope)
 	rec.KeyIDs = []string{kr.KeyID}
-	err := a.h.st.Write(ctx, []store.Op{
+	ops := []store.Op{
 		store.Check(boxKey(box), store.Present),
 		store.Put(a.agentItem(rec, 1), store.Absent),
 		store.Put(profileItem(rec.ID, prof, 1), store.Absent),
 		store.Put(a.keyItem(kr), store.Absent),
-	})
+	}
+	if n.Listed || n.CardRole != "" {
+		// Revision 0, as a card the agent never updated: its first
+		// directory_update_self still sends expected_revision "0".
+		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: n.CardRole}}, 0)
+		ops = append(ops, store.Put(full, store.Absent), store.Put(listing, store.Absent))
+	}
+	err := a.h.st.Write(ctx, ops)
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
-		return nil, apperr.Forbidden()
+		return nil, unknownBox(box)
 	}
 	if err != nil {
 		return nil, storageErr(err)
 	}
 	info := agentInfo(rec, prof, 1)
+	info.Keys = []KeyInfo{{KeyID: kr.KeyID, Scope: n.Scope}}
 	info.BoxKey = key
+	info.CardRole = n.CardRole
+	info.Directory = directoryNote(rec, n.CardRole)
 	return info, nil
+}
+
+// directoryNote says what the box directory shows of a new agent.
+func directoryNote(rec *agentRecord, cardRole string) string {
+	if !rec.DirectoryListed {
+		return "not listed: other agents cannot find this agent with directory_search or read its card; " +
+			"list it with 'agentbox admin directory-listing --agent " + rec.ID + " --on'"
+	}
+	if cardRole == "" {
+		return "listed: directory_search finds this agent by its name; its card has no role until the agent sets one with directory_update_self"
+	}
+	return "listed: directory_search finds this agent by its name and by its card role"
 }
 
 func profileItem(agent string, p *profileRecord, version uint64) *store.Item {
@@ -192,25 +254,42 @@ func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *
 	return nil, apperr.Unavailable(errors.New("agent changed concurrently"))
 }
 
-// RotateKey revokes every key of the agent and issues a new one, atomically.
+// RotateKey revokes every key of the agent and issues a new one of the
+// same scope, atomically.
 func (a *Admin) RotateKey(ctx context.Context, agent string) (*AgentInfo, error) {
-	return a.RotateKeyScoped(ctx, agent, ScopeWrite)
+	return a.RotateKeyScoped(ctx, agent, "")
 }
 
-// RotateKeyScoped is RotateKey issuing a key of the given scope.
+// RotateKeyScoped is RotateKey issuing a key of the given scope. An empty
+// scope keeps the scope the agent's keys have: a rotation never widens a
+// read-only agent. An agent without keys (all revoked) gets ScopeWrite;
+// one whose keys differ in scope must be told which (INVALID_ARGUMENT).
 func (a *Admin) RotateKeyScoped(ctx context.Context, agent, scope string) (*AgentInfo, error) {
-	if err := checkScope(scope); err != nil {
-		return nil, err
+	if scope != "" {
+		if err := checkScope(scope); err != nil {
+			return nil, err
+		}
 	}
-	var key string
+	var key, issued string
+	var keyID string
 	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, now time.Time) ([]store.Op, error) {
+		issued = scope
+		if issued == "" {
+			old, err := a.keyInfos(ctx, rec.KeyIDs)
+			if err != nil {
+				return nil, err
+			}
+			if issued, err = keptScope(liveKeys(old)); err != nil {
+				return nil, err
+			}
+		}
 		k, kr := newKey(rec.ID)
-		kr.BoxID, kr.CreatedAt, kr.Scope = rec.BoxID, now, storedScope(scope)
+		kr.BoxID, kr.CreatedAt, kr.Scope = rec.BoxID, now, storedScope(issued)
 		ops := []store.Op{store.Put(a.keyItem(kr), store.Absent)}
 		for _, id := range rec.KeyIDs {
 			ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))
 		}
-		rec.KeyIDs, key = []string{kr.KeyID}, k
+		rec.KeyIDs, key, keyID = []string{kr.KeyID}, k, kr.KeyID
 		return ops, nil
 	})
 	if err != nil {
@@ -220,8 +299,24 @@ func (a *Admin) RotateKeyScoped(ctx context.Context, agent, scope string) (*Agen
 	if err != nil {
 		return nil, err
 	}
+	info.Keys = []KeyInfo{{KeyID: keyID, Scope: issued}}
 	info.BoxKey = key
 	return info, nil
+}
+
+// keptScope is the scope a rotation without --scope issues: the one every
+// current key has.
+func keptScope(keys []KeyInfo) (string, error) {
+	if len(keys) == 0 {
+		return ScopeWrite, nil
+	}
+	for _, k := range keys[1:] {
+		if k.Scope != keys[0].Scope {
+			return "", apperr.Invalid("scope", "is required: the agent's keys have different scopes").
+				WithNext("Rotate again with --scope coordination:read or --scope coordination:write.")
+		}
+	}
+	return keys[0].Scope, nil
 }
 
 // RevokeKey revokes one key of the agent, or all of them when keyID is
@@ -332,6 +427,9 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err := uuidArg("box", &box); err != nil {
 		return nil, err
 	}
+	if err := a.requireBox(ctx, box); err != nil {
+		return nil, err
+	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)})
 	if err != nil {
 		return nil, storageErr(err)
@@ -361,6 +459,17 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 			v = profiles[i].Version
 		}
 		out = append(out, agentInfo(rec, p, v))
+	}
+	var ids []string
+	for _, rec := range recs {
+		ids = append(ids, rec.KeyIDs...)
+	}
+	scopes, err := a.keyInfos(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, info := range out {
+		info.Keys, scopes = liveKeys(scopes[:len(info.KeyIDs)]), scopes[len(info.KeyIDs):]
 	}
 	return out, nil
 }

@@ -32,6 +32,9 @@ import (
 // ListingsMigration reports what MigrateListings moved.
 type ListingsMigration struct {
 	BoxID string `json:"box_id"`
+	// Box reports whether the box itself was put on the store's box index
+	// (list-boxes), which boxes created before it existed are not on.
+	Box bool `json:"box_moved"`
 	// Spaces and Cards count the spaces and listed cards moved.
 	Spaces int `json:"spaces_moved"`
 	Cards  int `json:"cards_moved"`
@@ -51,8 +54,12 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 		return nil, err
 	}
 	out := &ListingsMigration{BoxID: box}
+	var err error
+	if out.Box, err = a.indexBox(ctx, box); err != nil {
+		return nil, err
+	}
 	var spaces []string
-	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(box)}, func(it *store.Item) error {
+	err = a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(box)}, func(it *store.Item) error {
 		if it.SK == spaceKey("").SK { // the space item itself: the old shape
 			spaces = append(spaces, strings.TrimPrefix(it.PK, spaceKey("").PK))
 		}

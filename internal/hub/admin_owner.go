@@ -61,7 +61,7 @@ func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, 
 			GSI1PK: boxOwnerKeysIndex(box), GSI1SK: now.UTC().Format(time.RFC3339Nano) + "#" + kid}, store.Absent),
 	})
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
-		return nil, apperr.Forbidden()
+		return nil, unknownBox(box)
 	}
 	if err != nil {
 		return nil, storageErr(err)
@@ -77,6 +77,9 @@ const maxOwnerKeys = 200
 // ListOwnerKeys lists a box's owner keys, oldest first. Never shows a key.
 func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo, error) {
 	if err := checkUUID("box", box); err != nil {
+		return nil, err
+	}
+	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxOwnerKeysIndex(box), Limit: maxOwnerKeys})

@@ -53,6 +53,9 @@ type MembershipInfo struct {
 	JoinedAt       string   `json:"joined_at,omitempty"`
 	LeftAt         string   `json:"left_at,omitempty"`
 	Changed        bool     `json:"changed"`
+	// RequestsClosed (remove-member) counts the agent's open requests in
+	// the room that left its open set (admin_requests.go).
+	RequestsClosed int `json:"requests_closed,omitempty"`
 }
 
 func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
@@ -88,7 +91,7 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 	}
 	err := a.h.st.Write(ctx, ops)
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
-		return nil, apperr.Forbidden()
+		return nil, unknownBox(box)
 	}
 	if err != nil {
 		return nil, storageErr(err)
@@ -258,6 +261,15 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			return nil, apperr.Forbidden()
 		}
 		if items[2] == nil {
+			// Not a member (any more): finish closing its requests here,
+			// which an interrupted or overtaken removal may have left.
+			n, err := a.closeRemovedRequests(ctx, room, agent)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				return &MembershipInfo{RoomID: room, AgentID: agent, Member: false, Changed: false, RequestsClosed: n}, nil
+			}
 			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent is not a current member of this room.")
 		}
 		mem, err := decode[memberRecord](items[2])
@@ -295,8 +307,13 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		if err != nil {
 			return nil, storageErr(err)
 		}
+		closed, err := a.closeRemovedRequests(ctx, room, agent)
+		if err != nil {
+			return nil, err
+		}
 		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: mem.AgentName, Member: false,
-			Epoch: Revision(mem.Epoch), JoinedAt: timestamp(mem.JoinedAt), LeftAt: timestamp(now), Changed: true}, nil
+			Epoch: Revision(mem.Epoch), JoinedAt: timestamp(mem.JoinedAt), LeftAt: timestamp(now), Changed: true,
+			RequestsClosed: closed}, nil
 	}
 	return nil, apperr.Unavailable(errors.New("membership changed concurrently"))
 }
@@ -305,6 +322,9 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 // created a moment ago may appear a moment later on DynamoDB.
 func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) {
 	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
 	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(box)})

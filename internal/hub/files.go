@@ -16,8 +16,11 @@ package hub
 //     .local, .internal, and not an IP literal: no IPv6 literal at all, and
 //     no IPv4 literal in any notation (dotted, decimal 2130706433, octal
 //     0177.0.0.1, hex 0x7f.1, short 127.1) — a public address has a name;
-//   - nothing in the URL looks like a credential (tokenRE), and no path
-//     segment is a long high-entropy string (a capability URL's secret);
+//   - nothing in the URL looks like a credential (credentials.go: one
+//     pattern per rule family of gitleaks' default rules), and no path
+//     segment is a long high-entropy string (a capability URL's secret,
+//     a bare base64 key), but a document id on a host that asks for the
+//     reader's permission (Google Docs, Sheets, Drive);
 //   - at most maxURLBytes.
 //
 // Metadata: display name (a line), optional media type, and optionally a
@@ -197,18 +200,31 @@ func checkFileURL(field, raw string) error {
 		return bad("must not contain credentials or tokens")
 	}
 	for _, r := range u.Path {
-		if r < 0x20 || r == 0x7f || invisible(r) {
+		if r <= 0x20 || r == 0x7f || invisible(r) {
 			return bad("must not contain spaces, control characters or backslashes")
 		}
 	}
 	for _, path := range []string{u.EscapedPath(), u.Path} {
-		for _, seg := range strings.Split(path, "/") {
-			if highEntropy(seg) {
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if highEntropy(seg) && !documentID(host, segs[:i]) {
 				return bad("must not contain a long secret-like path segment")
 			}
 		}
 	}
 	return nil
+}
+
+// documentID reports whether the segment after the path segments before
+// is the id of a document on a host whose links name documents by a long
+// random id that grants nothing by itself (the host asks for the reader's
+// permission): https://docs.google.com/spreadsheets/d/<id>/edit.
+func documentID(host string, before []string) bool {
+	host = strings.ToLower(host)
+	if host != "docs.google.com" && host != "drive.google.com" {
+		return false
+	}
+	return len(before) > 0 && before[len(before)-1] == "d"
 }
 
 // notInURLs are the ASCII characters RFC 3986 never allows unescaped: a
@@ -296,8 +312,8 @@ func isDigits(s string) bool {
 }
 
 // highEntropy reports a path segment that looks like a secret: at least
-// highEntropySegment characters of a token alphabet mixing lower case,
-// upper case and digits (or 40+ of hex digits and mixed case), which names,
+// highEntropySegment characters of a token alphabet (base64 and base64url,
+// padding included) mixing lower case, upper case and digits, which names,
 // slugs and hashes of published content rarely are.
 func highEntropy(seg string) bool {
 	if len(seg) < highEntropySegment {
@@ -313,7 +329,8 @@ func highEntropy(seg string) bool {
 			upper++
 		case c >= '0' && c <= '9':
 			digit++
-		case c == '-' || c == '_':
+		case c == '-' || c == '_' || c == '+':
+		case c == '=' && i >= len(seg)-2: // base64 padding
 		default:
 			other++
 		}

@@ -5,7 +5,7 @@ import "github.com/agentbox/agentbox/internal/store"
 // Every item key of the table is built here, so the layout reads in one
 // place:
 //
-//	box#<box>            box                 the box
+//	box#<box>            box                 the box; GSI1 boxes / <folded name>\x01<box> (list-boxes)
 //	agent#<agent>        agent               agent record: name, status, keys (Version =
 //	                                         admin revision); GSI1 box#<box>#agents / <name>#<agent>
 //	agent#<agent>        profile             private profile (Version = profile version)
@@ -48,6 +48,9 @@ func idemKey(agent, key string) store.Key {
 	return store.Key{PK: "idem#" + agent, SK: "k#" + key}
 }
 func boxAgentsIndex(box string) string { return "box#" + box + "#agents" }
+
+// boxesIndex is the GSI1 partition of every box of the store.
+const boxesIndex = "boxes"
 
 // Directory and rooms (issue #3). Room-scoped items share the room's
 // partition, so a room's roster is one Query and a tool's checks one batch.

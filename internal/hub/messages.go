@@ -438,7 +438,7 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 func newMessage(in *MessageSendInput, payload json.RawMessage, files []fileRecord) (*messageRecord, error) {
 	msg := &messageRecord{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
 		BodyMD: in.BodyMD, Payload: payload, Files: files, Mentions: in.Mentions, Requests: in.Requests, ReplyTo: in.ReplyTo}
-	if n := len(encode(msg)); n > MaxEnvelopeBytes {
+	if envelopeBytes(msg) > MaxEnvelopeBytes { // envelope.go: measured on what the agent sent
 		return nil, apperr.Limit("message", "64 KiB for the whole message with its file metadata")
 	}
 	return msg, nil

@@ -1126,7 +1126,7 @@ type ViewBoard struct {
 }
 
 // RequestStatuses are the board's groups, in order.
-var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady}
+var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady, StatusRecipientRemoved}
 
 // Requests reads one page of the requests board: the box's request
 // messages, newest first, ViewBoardMessages a page (at: its cursor), from

@@ -133,7 +133,7 @@ type RequestDTO struct {
 	Destination      Destination `json:"destination"`
 	StreamSeq        Revision    `json:"stream_seq" desc:"The request message's position in its room or DM stream."`
 	SentAt           string      `json:"sent_at"`
-	Status           string      `json:"status" desc:"open (no declaration yet), accepted, needs_context, declined or result_ready: the recipient's current declaration." schema:"enum=open|accepted|needs_context|declined|result_ready"`
+	Status           string      `json:"status" desc:"open (no declaration yet), accepted, needs_context, declined or result_ready (the recipient's current declaration), or recipient_removed: the owner removed the recipient from the room before it declared anything, so it can no longer answer (final; not counted as open)." schema:"enum=open|accepted|needs_context|declined|result_ready|recipient_removed"`
 	Revision         Revision    `json:"revision" desc:"Declaration revision; \"0\" while open. Pass it as expected_revision to declare or correct."`
 	DeclaredAt       string      `json:"declared_at,omitempty"`
 	ResponseID       string      `json:"response_message_id,omitempty" desc:"The reply message of the current declaration."`
@@ -153,7 +153,7 @@ func (r *requestRecord) dto(revision uint64) RequestDTO {
 type RequestsListInput struct {
 	Auth
 	Direction string `json:"direction" desc:"incoming (to you) or outgoing (yours)." schema:"enum=incoming|outgoing" example:"\"incoming\""`
-	Status    string `json:"status,omitempty" desc:"Filter by current status." schema:"enum=open|accepted|needs_context|declined|result_ready"`
+	Status    string `json:"status,omitempty" desc:"Filter by current status." schema:"enum=open|accepted|needs_context|declined|result_ready|recipient_removed"`
 	Cursor    string `json:"cursor,omitempty" desc:"From an earlier page." schema:"maxLength=2048"`
 	Limit     int    `json:"limit,omitempty" desc:"Page size (default 50)." schema:"minimum=1,maximum=100"`
 }
@@ -195,8 +195,8 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 	default:
 		return nil, apperr.Invalid("direction", "must be incoming or outgoing")
 	}
-	if in.Status != "" && !validStatus(in.Status, true) {
-		return nil, apperr.Invalid("status", "must be open, accepted, needs_context, declined or result_ready")
+	if in.Status != "" && !validStatus(in.Status, true) && in.Status != StatusRecipientRemoved {
+		return nil, apperr.Invalid("status", "must be open, accepted, needs_context, declined, result_ready or recipient_removed")
 	}
 	limit, err := pageLimit("limit", in.Limit, DefaultRequestsPage, MaxRequestsPage)
 	if err != nil {

@@ -265,12 +265,3 @@ func credentialName(k string) bool {
 	}
 	return false
 }
-
-// tokenRE matches common credential formats anywhere in a string: GitHub,
-// AWS access key ids, Slack, OpenAI-style and Stripe keys, Google API keys,
-// GitLab, JWTs and PEM private keys.
-var tokenRE = regexp.MustCompile(`(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|\b(AKIA|ASIA)[0-9A-Z]{16}\b|xox[abposr]-[A-Za-z0-9-]{8,}|\bsk-[A-Za-z0-9_-]{16,}|\b[rs]k_(live|test)_[A-Za-z0-9]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)`)
-
-// looksLikeToken reports whether s contains something shaped like a
-// credential.
-func looksLikeToken(s string) bool { return tokenRE.MatchString(s) }

@@ -48,6 +48,7 @@ import (
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // Environment variables a function reads.
@@ -81,9 +82,9 @@ const sweepBatch = 200
 // Start runs the Lambda function AGENTBOX_FUNCTION names. It does not
 // return.
 func Start() {
-	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo)
-	slog.SetDefault(log)
 	function := os.Getenv(EnvFunction)
+	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo).With(slog.String("version", version.Version))
+	slog.SetDefault(log)
 	if function == SweepFunction {
 		h, err := newHub(context.Background(), os.Getenv, log)
 		if err != nil {

@@ -383,18 +383,21 @@ func (l *Local) prune(now int64) {
 	}
 }
 
-// AuthSources names the sources a failed authentication counts against:
-// the client address (the TCP peer locally, API Gateway's sourceIp on
-// Lambda; never a forwarding header, which the client writes) and, when
-// the request presented a well-formed key, the key id it names, so that
-// spreading guesses over many addresses does not help.
+// AuthSources names the source a failed authentication counts against.
+// A request presenting a well-formed key counts against the key id it
+// names, and only against it: agents behind one address (every agent of
+// `agentbox serve` on 127.0.0.1, a NAT in front of Lambda) never lose
+// their own working key to another key's failures, and spreading guesses
+// at one key over many addresses does not help. A request whose key does
+// not parse (or that has none) counts against the client address (the TCP
+// peer locally, API Gateway's sourceIp on Lambda; never a forwarding
+// header, which the client writes); a valid key is never refused by it.
 func AuthSources(remoteAddr, keyID string) []string {
+	if keyID != "" {
+		return []string{"key:" + keyID}
+	}
 	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		remoteAddr = host
 	}
-	out := []string{"addr:" + remoteAddr}
-	if keyID != "" {
-		out = append(out, "key:"+keyID)
-	}
-	return out
+	return []string{"addr:" + remoteAddr}
 }

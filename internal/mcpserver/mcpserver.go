@@ -101,15 +101,12 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
-// Version is reported as the server implementation's version in the MCP
-// initialize result.
-const Version = "0.1.0"
-
 // serverInfo is the server's implementation, in the initialize result
-// and the server/discover result.
-var serverInfo = &mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: Version}
+// and the server/discover result; its version is the build's.
+var serverInfo = &mcp.Implementation{Name: "agentbox", Title: "agentbox coordination hub", Version: version.Version}
 
 // transport is the transport name recorded on sessions this package opens
 // and passed to the hub with every tool call.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 const modernVersion = "2026-07-28"
@@ -182,8 +183,8 @@ func TestModernDiscover(t *testing.T) {
 		t.Errorf("capabilities %v, want tools only", res.Capabilities)
 	}
 	info, _ := res.Meta["io.modelcontextprotocol/serverInfo"].(map[string]any)
-	if info["name"] != "agentbox" || info["version"] != mcpserver.Version {
-		t.Errorf("_meta serverInfo %v, want agentbox %s", info, mcpserver.Version)
+	if info["name"] != "agentbox" || info["version"] != version.Version {
+		t.Errorf("_meta serverInfo %v, want agentbox %s", info, version.Version)
 	}
 	if res.ResultType != "complete" || res.TTLMs == nil || *res.TTLMs < 0 || res.CacheScope != "public" {
 		t.Errorf("resultType %q, ttlMs %v, cacheScope %q: want complete, >= 0, public", res.ResultType, res.TTLMs, res.CacheScope)

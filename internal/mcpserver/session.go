@@ -125,8 +125,9 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusForbidden, jsonrpc.ID{}, codeServerError, "Forbidden: invalid Origin header.", "origin")
 		return
 	}
-	// Failed authentications are limited per source (client address, key
-	// id) in memory: a source past its burst costs no store read at all.
+	// Failed authentications are limited per source (the key id, or the
+	// client address when no key parses; limits.AuthSources) in memory: a
+	// source past its burst costs no store read at all.
 	var sources []string
 	if s.authFail != nil {
 		bearer, _ := bearerToken(r.Header)

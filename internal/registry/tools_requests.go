@@ -8,7 +8,7 @@ func requestAndFileTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "requests_list", Title: "Browse requests", Group: "requests", Seed: "000",
-			Description: "List requests to you (incoming) or from you (outgoing, one per recipient), oldest first, with their current declaration. Browse again to see later corrections.",
+			Description: "List requests to you (incoming) or from you (outgoing, one per recipient), oldest first, with their current declaration. Browse again to see later corrections. A recipient removed from the room before answering shows recipient_removed: no longer open.",
 			Method:      "GET", Path: "/v1/requests", Scope: ScopeRead, Authenticated: true,
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads; records no receipt.",

@@ -5,19 +5,23 @@ package rest
 // Design note. An attempt with a wrong key costs the store one read (the
 // key record) and never a write: the hub answers AUTH_FAILED before
 // anything is written, and this transport counts the failure in memory,
-// per instance, under two sources — the client address (RemoteAddr: the
-// TCP peer locally, API Gateway's sourceIp on Lambda; never a forwarding
-// header, which the client writes) and the key id the presented key names
-// (so spreading a guess over many addresses does not help). Once a source
-// has failed more than the AuthFailures burst, its requests are answered
-// RATE_LIMITED before the hub is called, so they cost nothing at all.
+// per instance, under one source (limits.AuthSources): the key id a
+// well-formed key names, or, for a request whose key does not parse, the
+// client address (RemoteAddr: the TCP peer locally, API Gateway's sourceIp
+// on Lambda; never a forwarding header, which the client writes). A
+// working key is never refused because of another key's failures, also
+// when the agents share an address (every local agent is 127.0.0.1; agents
+// behind one NAT share one on Lambda). Once a source has failed more than
+// the AuthFailures burst, its requests are answered RATE_LIMITED before
+// the hub is called, so they cost nothing at all.
 //
 // Per instance is enough: the point is cost, not secrecy (a key's secret
 // has 256 bits; guessing is hopeless at any rate), and an instance-local
 // bucket bounds each instance's store reads for failures; the stage throttle
-// bounds the number of instances' requests together. A key id is inside the
-// key only and is never shown, so a stranger cannot exhaust a working key's
-// failure bucket without already holding the key.
+// bounds the number of instances' requests together (and so the reads of
+// well-formed keys naming ever new key ids, one each). A key id is inside
+// the key and shown only to the owner, so a stranger cannot exhaust a
+// working key's failure bucket without having seen the key.
 
 import (
 	"net/http"

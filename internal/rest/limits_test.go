@@ -84,20 +84,22 @@ func wrongSecret(t *testing.T, key string) string {
 
 // TestAuthFailuresLimitedPerSource: unauthenticated and failed requests
 // write nothing; past the burst of failures a source is answered 429
-// before the store is read at all.
+// before the store is read at all. Requests without a well-formed key
+// count against the address, a well-formed key against its key id.
 func TestAuthFailuresLimitedPerSource(t *testing.T) {
 	st := &countingWrites{Store: boltStore(t)}
-	// Six failures: three without a key, three with a wrong secret.
-	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 6}}
+	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
 	e := newEnvOpts(t, st, hub.Options{Limits: &cfg}, nil)
 	st.n.Store(0)
 	for i, r := range []req{
 		{method: "GET", path: "/v1/checkpoint"},
-		{method: "POST", path: "/v1/agent/prime"},
+		{method: "POST", path: "/v1/agent/prime", key: "abk_not-a-key"},
 		{method: "PUT", path: "/v1/checkpoint", body: saveBody("0", "x", "x")},
 	} {
-		e.do(t, r).wantError(t, fmt.Sprintf("unauthenticated request %d", i), http.StatusUnauthorized, apperr.AuthFailed)
+		e.do(t, r).wantError(t, fmt.Sprintf("request without a well-formed key %d", i), http.StatusUnauthorized, apperr.AuthFailed)
 	}
+	e.do(t, req{method: "POST", path: "/v1/agent/prime"}).
+		wantError(t, "keyless failure past the burst", http.StatusTooManyRequests, apperr.RateLimited)
 	bad := wrongSecret(t, e.alice.BoxKey)
 	for i := range 3 {
 		e.do(t, req{method: "POST", path: "/v1/agent/prime", key: bad}).
@@ -110,6 +112,35 @@ func TestAuthFailuresLimitedPerSource(t *testing.T) {
 	}
 	if n := st.n.Load(); n != 0 {
 		t.Errorf("%d store writes for unauthenticated and failed requests, want 0", n)
+	}
+}
+
+// TestAuthFailuresSpareValidKeys: one client retries a rotated-out key
+// and another a malformed one, far past the burst, from the address a
+// valid agent shares with them (every local agent is 127.0.0.1): each
+// failing client is stopped, and the valid agent is never refused.
+func TestAuthFailuresSpareValidKeys(t *testing.T) {
+	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
+	e := newEnvOpts(t, boltStore(t), hub.Options{Limits: &cfg}, nil)
+	stale := e.bob.BoxKey
+	if _, err := e.h.Admin().RotateKey(context.Background(), e.bob.AgentID); err != nil {
+		t.Fatal(err)
+	}
+	key := e.alice.BoxKey
+	sid := e.prime(key)
+	for i := range 12 {
+		for _, failing := range []string{stale, "abk_not-a-key"} {
+			r := e.do(t, req{method: "GET", path: "/v1/profile", key: failing})
+			want := http.StatusUnauthorized
+			if i >= 3 {
+				want = http.StatusTooManyRequests
+			}
+			if r.status != want {
+				t.Fatalf("failing client, call %d: HTTP %d, want %d", i, r.status, want)
+			}
+		}
+		e.do(t, req{method: "GET", path: "/v1/profile", key: key, session: sid}).
+			wantOK(t, fmt.Sprintf("valid agent on the same address, call %d", i), nil)
 	}
 }
 

@@ -33,13 +33,11 @@ import (
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/schema"
 	"github.com/agentbox/agentbox/internal/strictjson"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // OpenAPIPath is where the document is served.
 const OpenAPIPath = "/v1/openapi.json"
-
-// Version is the API version the document states.
-const Version = "1.0.0"
 
 // openAPIDoc is the document of the whole registry, built once.
 var openAPIDoc = sync.OnceValue(func() []byte { return OpenAPI(registry.New()) })
@@ -69,10 +67,20 @@ func OpenAPI(r *registry.Registry) []byte {
 		"openapi": "3.1.0",
 		"info": map[string]any{
 			"title":   "agentbox REST API",
-			"version": Version,
+			"version": version.Version,
+			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 			"description": "One route per tool of the coordination hub. Authenticate with 'Authorization: Bearer <agent key>'; " +
 				"call agent_prime first and send the session_id it returns as the " + SessionHeader + " header. " +
 				"Failures are {\"error\": envelope} with the status of the README's error table.",
+		},
+		"servers": []any{
+			map[string]any{"url": "http://127.0.0.1:8787", "description": "agentbox serve on its default address (make run)"},
+			map[string]any{"url": "https://{api_id}.execute-api.{region}.amazonaws.com",
+				"description": "A deployed stack: its ApiUrl output without the trailing /v1",
+				"variables": map[string]any{
+					"api_id": map[string]any{"default": "API_ID", "description": "The stack's HTTP API id."},
+					"region": map[string]any{"default": "us-east-1", "description": "The stack's AWS region."},
+				}},
 		},
 		"paths": paths,
 		"components": map[string]any{

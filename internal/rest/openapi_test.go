@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // The OpenAPI document is checked by an independent implementation,
@@ -111,4 +113,29 @@ func conformsToOpenAPI(t *testing.T, next http.Handler) http.Handler {
 				r.Method, r.URL.Path, rec.Code, e.Message, e.Reason, details, rec.Body.String())
 		}
 	})
+}
+
+// TestOpenAPIInfo: the document states the build's version, its license
+// and where the API is served.
+func TestOpenAPIInfo(t *testing.T) {
+	var doc struct {
+		Info struct {
+			Version string `json:"version"`
+			License struct {
+				Identifier string `json:"identifier"`
+			} `json:"license"`
+		} `json:"info"`
+		Servers []struct {
+			URL string `json:"url"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(rest.OpenAPI(registry.New()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Info.Version != version.Version || doc.Info.License.Identifier != "Apache-2.0" {
+		t.Errorf("info = %+v, want version %s and license Apache-2.0", doc.Info, version.Version)
+	}
+	if len(doc.Servers) != 2 || doc.Servers[0].URL != "http://127.0.0.1:8787" {
+		t.Errorf("servers = %+v, want the local server first, then a deployed stack", doc.Servers)
+	}
 }

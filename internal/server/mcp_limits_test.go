@@ -159,3 +159,59 @@ func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
 		t.Errorf("good key from another source: HTTP %d %s, want 200", w.Code, w.Body)
 	}
 }
+
+// TestMCPAuthFailuresSpareValidKeys: over MCP, clients retrying a
+// rotated-out key and a malformed one from the address a valid agent
+// shares are stopped, and the valid agent is never refused.
+func TestMCPAuthFailuresSpareValidKeys(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
+	h := hub.New(st, hub.Options{Limits: &cfg})
+	handler := server.Handler(h, registry.New(), nil)
+	ctx := context.Background()
+	box, err := h.Admin().CreateBox(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := h.Admin().CreateAgent(ctx, box.BoxID, "bob", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Admin().RotateKey(ctx, bob.AgentID); err != nil {
+		t.Fatal(err)
+	}
+	const shared = "127.0.0.1:40000"
+	call := func(key string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.RemoteAddr = shared
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		return w.Code
+	}
+	for i := range 12 {
+		for _, failing := range []string{bob.BoxKey, "abk_not-a-key"} {
+			want := http.StatusUnauthorized
+			if i >= 3 {
+				want = http.StatusTooManyRequests
+			}
+			if got := call(failing); got != want {
+				t.Fatalf("failing client, call %d: HTTP %d, want %d", i, got, want)
+			}
+		}
+		if got := call(alice.BoxKey); got != http.StatusOK {
+			t.Fatalf("valid agent on the same address, call %d: HTTP %d, want 200", i, got)
+		}
+	}
+}

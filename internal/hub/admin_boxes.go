@@ -1,0 +1,132 @@
+package hub
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// The owner's view of what a store holds: its boxes (list-boxes), whether
+// a box exists (every per-box listing asks first, so a mistyped id is an
+// error rather than an empty list), and the scopes of an agent's keys.
+
+// unknownBox is the owner's error for a box id the store does not hold. It
+// names the id: the owner typed it, and an id is no secret.
+func unknownBox(box string) error {
+	return apperr.New(apperr.NotFoundOrForbidden, "There is no box "+box+" in this store.").
+		WithNext("Run 'agentbox admin list-boxes' with the same --data or --table to see the boxes this store holds.")
+}
+
+// requireBox answers unknownBox unless box exists.
+func (a *Admin) requireBox(ctx context.Context, box string) error {
+	it, err := a.h.st.Get(ctx, boxKey(box))
+	if err != nil {
+		return storageErr(err)
+	}
+	if it == nil {
+		return unknownBox(box)
+	}
+	return nil
+}
+
+// boxItem is a box with its entry on the store's box index.
+func boxItem(b boxRecord, version uint64) *store.Item {
+	k := boxKey(b.ID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(b),
+		GSI1PK: boxesIndex, GSI1SK: orderKey(b.Name, b.ID)}
+}
+
+// maxListedBoxes bounds list-boxes: a store holds a tenant's few boxes.
+const maxListedBoxes = 1000
+
+// ListBoxes lists the store's boxes by name. It reads an index, so a box
+// created a moment ago may appear a moment later on DynamoDB; a box
+// created before the index existed appears once `migrate-listings --box`
+// ran on it.
+func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxesIndex, Limit: maxListedBoxes})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]*BoxInfo, 0, len(items))
+	for _, it := range items {
+		b, err := decode[boxRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out = append(out, &BoxInfo{BoxID: b.ID, Name: b.Name, CreatedAt: timestamp(b.CreatedAt)})
+	}
+	return out, nil
+}
+
+// indexBox puts a box created before the box index existed on it; it
+// reports whether it moved the box.
+func (a *Admin) indexBox(ctx context.Context, box string) (bool, error) {
+	it, err := a.h.st.Get(ctx, boxKey(box))
+	if err != nil {
+		return false, storageErr(err)
+	}
+	if it == nil {
+		return false, unknownBox(box)
+	}
+	if it.GSI1PK == boxesIndex {
+		return false, nil
+	}
+	b, err := decode[boxRecord](it)
+	if err != nil {
+		return false, apperr.Normalize(err)
+	}
+	err = a.h.st.Write(ctx, []store.Op{store.Put(boxItem(*b, it.Version+1), store.AtVersion(it.Version))})
+	if _, ok := store.ConditionFailed(err); ok {
+		return false, nil // a concurrent migration moved it
+	}
+	if err != nil {
+		return false, storageErr(err)
+	}
+	return true, nil
+}
+
+// keyInfos reads the scopes of the keys ids, one entry per id in their
+// order; a key deleted meanwhile has an empty scope (see liveKeys).
+func (a *Admin) keyInfos(ctx context.Context, ids []string) ([]KeyInfo, error) {
+	out := make([]KeyInfo, 0, len(ids))
+	for start := 0; start < len(ids); start += store.MaxBatchGetKeys {
+		chunk := ids[start:min(start+store.MaxBatchGetKeys, len(ids))]
+		keys := make([]store.Key, len(chunk))
+		for i, id := range chunk {
+			keys[i] = keyRecordKey(id)
+		}
+		items, err := a.h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		for i, it := range items {
+			scope := ""
+			if it != nil {
+				scope = ScopeWrite
+				kr, err := decode[keyRecord](it)
+				if err != nil {
+					return nil, apperr.Normalize(err)
+				}
+				if kr.Scope == ScopeRead {
+					scope = ScopeRead
+				}
+			}
+			out = append(out, KeyInfo{KeyID: strings.ToLower(chunk[i]), Scope: scope})
+		}
+	}
+	return out, nil
+}
+
+// liveKeys drops the entries of keys deleted meanwhile.
+func liveKeys(keys []KeyInfo) []KeyInfo {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k.Scope != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
