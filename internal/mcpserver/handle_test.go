@@ -42,7 +42,10 @@ func (h *perCallHost) call(tool string, args map[string]any) *mcp.CallToolResult
 	client := mcp.NewClient(&mcp.Implementation{Name: "per-call-host", Version: "1"}, nil)
 	ctx := context.Background()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: h.e.url, HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
+		Endpoint: h.e.url, HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1},
+		// The 2025 form of a per-call host: initialize, one call, DELETE
+		// (TestModernPerCallHost is the 2026-07-28 form).
+		&mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		h.t.Fatalf("%s: Connect: %v", tool, err)
 	}
