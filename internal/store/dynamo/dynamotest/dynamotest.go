@@ -66,12 +66,25 @@ func NewClient(endpoint string) *dynamodb.Client {
 	})
 }
 
+// Time budgets of the stores NewStore returns.
+const (
+	TestAttemptTimeout   = 30 * time.Second
+	TestOperationTimeout = 2 * time.Minute
+)
+
 // NewStore starts a minidyn, creates a table on it and returns a store on
 // that table whose expiry clock is now (time.Now when nil).
 func NewStore(t testing.TB, now func() time.Time) *dynamo.Store {
 	t.Helper()
 	client, _ := Start(t)
-	s := dynamo.New(client, NewTable(t, client), dynamo.Options{Now: now})
+	s := dynamo.New(client, NewTable(t, client), dynamo.Options{Now: now,
+		// minidyn runs in the test process: under -race on a loaded
+		// 2-core machine one attempt can take seconds without anything
+		// being wrong, so the production budgets (2 s, 8 s), which are
+		// for a network call to DynamoDB, would turn load into
+		// TEMPORARILY_UNAVAILABLE. Tests of the budgets themselves build
+		// their stores with their own Options.
+		AttemptTimeout: TestAttemptTimeout, OperationTimeout: TestOperationTimeout})
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
