@@ -166,7 +166,8 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	case in.WaitSeconds > MaxWaitSeconds:
 		return nil, apperr.Limit("wait_seconds", "at most 20")
 	}
-	return read(ctx, h, cr, nil, func(c *call) (*InboxListOutput, error) {
+	var acks slot
+	return read(ctx, h, cr, func(agent string, b *batch) { acks = b.add(ackSeqKey(agent)) }, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
 		var pos inboxPos
 		if in.Cursor != "" {
@@ -182,6 +183,15 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			if pos.Upper < pos.After {
 				return nil, cursor.Invalid()
 			}
+		}
+		if in.Filter == FilterUnread {
+			// Every row up to the watermark is acknowledged: start after
+			// it (ackmark.go).
+			w, err := ackWatermark(c.item(acks))
+			if err != nil {
+				return nil, err
+			}
+			pos.After = max(pos.After, min(w, pos.Upper))
 		}
 		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
 		if err != nil || in.WaitSeconds == 0 || len(out.Rows) > 0 || out.ResumeCursor == "" {
@@ -495,6 +505,11 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if err := json.Unmarshal(it.Data, &o); err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
+			if o.Mark == nil {
+				// Written before watermarks: any row up to the head may
+				// be acknowledged already.
+				o.Unsure = version(c.inboxHead)
+			}
 		}
 		if o.Intent != "" {
 			// Another ACK of this agent is still marking rows: finish
@@ -514,7 +529,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			return nil, nil, storageErr(err)
 		}
 		out := &InboxAckOutput{Results: make([]AckResult, len(seqs))}
-		var fresh []uint64
+		var fresh, known []uint64 // known: acknowledged once this write commits
 		bits := make([]byte, (len(sorted)+7)/8)
 		p := &plan{}
 		for i, s := range seqs {
@@ -532,6 +547,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			res := AckResult{InboxSeq: Revision(s)}
 			if row.AckedBy != "" {
 				res.Status, res.AckedAt, res.AckedBySession = "already_acked", timestamp(row.AckedAt), row.AckedBy
+				known = append(known, s)
 			} else {
 				res.Status, res.AckedAt, res.AckedBySession = "acked", timestamp(c.Now), c.Session.ID
 				fresh = append(fresh, s)
@@ -539,6 +555,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				bits[j/8] |= 1 << (j % 8)
 				if len(fresh) <= ackChunk {
 					p.add(ackOp(c.AgentID, it, row, c.Session.ID, c.Now))
+					known = append(known, s)
 				}
 			}
 			out.Results[i] = res
@@ -556,6 +573,12 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
 					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now)
 				o.Intent = p.intent.ID
+			}
+			// The rest of an intent joins the watermark at its last
+			// step, once those rows are acknowledged.
+			o.learn(known)
+			if err := h.repairMark(ctx, c.AgentID, &o); err != nil {
+				return nil, nil, err
 			}
 			k := ackSeqKey(c.AgentID)
 			next, cond := store.Item{PK: k.PK, SK: k.SK}, store.Absent
@@ -580,9 +603,18 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	return out, err
 }
 
-// ackOpen is the ACK sequencer's data: the agent's open ACK intent.
+// ackOpen is the ACK sequencer's data: the agent's open ACK intent and
+// the acknowledged watermark (ackmark.go).
 type ackOpen struct {
 	Intent string `json:"i"`
+	// Mark is W: every row at or below it is acknowledged; nil on a
+	// sequencer written before watermarks.
+	Mark *uint64 `json:"w,omitempty"`
+	// Known are acknowledged spans above W+1, ascending and disjoint.
+	Known []span `json:"k,omitempty"`
+	// Unsure, when above W, is the highest row whose acknowledgement the
+	// sequencer may have forgotten.
+	Unsure uint64 `json:"u,omitempty"`
 }
 
 // ackOp marks row (read as it) acknowledged by session at now, once.
@@ -616,9 +648,19 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 			return nil, storageErr(err)
 		}
 		if seqr != nil {
+			var o ackOpen
+			if err := json.Unmarshal(seqr.Data, &o); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			o.Intent = ""
+			if o.Mark != nil {
+				// Every row of the intent is acknowledged once this
+				// step commits (earlier steps did theirs).
+				o.learn(p.Seqs)
+			}
 			next := *seqr
 			next.Version++
-			next.Data = encode(ackOpen{})
+			next.Data = encode(o)
 			ops = append(ops, guardedOp{op: store.Put(&next, store.AtVersion(seqr.Version)), onFail: contended})
 		}
 	}
