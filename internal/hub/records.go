@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -74,14 +75,20 @@ type checkpointRecord struct {
 	SavedAt        time.Time       `json:"saved_at"`
 }
 
+// encode is the one encoder of stored records (and of what is measured
+// against their limits): JSON without HTML escaping, so a "<", ">" or "&"
+// an agent sent is stored, and counted, as the one byte it sent rather
+// than as a six-byte \u003c.
 func encode(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		// Records are plain structs of marshalable fields; failing here is
 		// a programming error, not an input error.
 		panic(fmt.Sprintf("hub: encoding %T: %v", v, err))
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func decode[T any](it *store.Item) (*T, error) {
