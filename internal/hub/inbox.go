@@ -166,8 +166,11 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	case in.WaitSeconds > MaxWaitSeconds:
 		return nil, apperr.Limit("wait_seconds", "at most 20")
 	}
-	var acks slot
-	return read(ctx, h, cr, func(agent string, b *batch) { acks = b.add(ackSeqKey(agent)) }, func(c *call) (*InboxListOutput, error) {
+	var acks, shown slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		acks = b.add(ackSeqKey(agent))
+		shown = declareReceipts(b, cr)
+	}, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
 		var pos inboxPos
 		if in.Cursor != "" {
@@ -193,7 +196,8 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			}
 			pos.After = max(pos.After, min(w, pos.Upper))
 		}
-		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		rc := c.receiptsRead(shown)
+		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget, rc)
 		if err != nil || in.WaitSeconds == 0 || len(out.Rows) > 0 || out.ResumeCursor == "" {
 			return out, err
 		}
@@ -204,12 +208,13 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 		if err != nil || head <= pos.Upper {
 			return out, err
 		}
-		return h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
+		// The first page wrote nothing (no rows): its read still holds.
+		return h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget, rc)
 	})
 }
 
 // inboxPage reads rows after pos.After up to pos.Upper.
-func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int) (*InboxListOutput, error) {
+func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int, rc receiptsRead) (*InboxListOutput, error) {
 	// Collect up to limit rows of the filter, scanning at most
 	// inboxScanBudget rows; last is where the listing has got to (the
 	// last row returned or passed over).
@@ -257,7 +262,6 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 	}
 	out := &InboxListOutput{Rows: []InboxRow{}}
 	used := 0
-	var receipts []uint64
 	for i, r := range rows {
 		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
 			Acked: r.AckedBy != ""}
@@ -280,15 +284,19 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		}
 		used += sz
 		out.Rows = append(out.Rows, row)
-		receipts = append(receipts, r.Seq)
 	}
 	if last >= pos.Upper {
 		out.ResumeCursor = cursor.Encode(scope, inboxPos{After: pos.Upper})
 	} else {
 		out.NextCursor = cursor.Encode(scope, inboxPos{After: last, Upper: pos.Upper})
 	}
-	if err := h.putReceipts(ctx, c, receipts); err != nil {
-		return nil, err
+	if len(out.Rows) > 0 {
+		// This session was shown every row after pos.After up to last,
+		// but for those passed over as acknowledged (receipts.go).
+		span := []shownSpan{{Lo: pos.After + 1, Hi: last, At: c.Now.UnixNano()}}
+		if err := h.recordShown(ctx, c, rc, span); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -341,25 +349,6 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord)
 		out[i] = m
 	}
 	return out, nil
-}
-
-// putReceipts records this session's retrieval receipts for inbox rows.
-func (h *Hub) putReceipts(ctx context.Context, c *call, seqs []uint64) error {
-	exp := c.Now.Add(receiptTTL).Unix()
-	data := encode(receiptRecord{At: c.Now})
-	for len(seqs) > 0 {
-		n := min(len(seqs), store.MaxWriteItems)
-		ops := make([]store.Op, n)
-		for i, s := range seqs[:n] {
-			k := receiptKey(c.Session.ID, s)
-			ops[i] = store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp, Data: data}, store.Unconditional)
-		}
-		if err := h.st.Write(ctx, ops); err != nil {
-			return storageErr(err)
-		}
-		seqs = seqs[n:]
-	}
-	return nil
 }
 
 // InboxAckInput is inbox_ack's input.
@@ -493,9 +482,11 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	var open slot
 	var acked int
 	var agentID string
+	var shown slot
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		agentID = agent
 		open = b.add(ackSeqKey(agent))
+		shown = declareReceipts(b, cr)
 		for i, s := range seqs {
 			rowSlots[i] = b.add(inboxRowKey(agent, s))
 		}
@@ -519,14 +510,9 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			}
 			return nil, nil, errContended
 		}
-		// Receipts are read once the session is known: a second read.
-		keys := make([]store.Key, len(seqs))
-		for i, s := range seqs {
-			keys[i] = receiptKey(c.Session.ID, s)
-		}
-		rcpts, err := h.st.BatchGet(ctx, keys)
+		rcpts, err := h.shownTo(ctx, c, c.item(shown), seqs)
 		if err != nil {
-			return nil, nil, storageErr(err)
+			return nil, nil, err
 		}
 		out := &InboxAckOutput{Results: make([]AckResult, len(seqs))}
 		var fresh, known []uint64 // known: acknowledged once this write commits
@@ -537,7 +523,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if it == nil || s == 0 {
 				return nil, nil, apperr.Forbidden().WithNext("Every inbox_seq must be one of your inbox rows; list them with inbox_list.")
 			}
-			if rcpts[i] == nil {
+			if !rcpts[i] {
 				return nil, nil, apperr.Invalid("inbox_seqs", "every row must have been returned to this session first (inbox_list, message_get or conversation_read)")
 			}
 			row, err := decode[attentionRecord](it)

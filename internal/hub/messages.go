@@ -145,6 +145,9 @@ func inboxRowKey(agent string, n uint64) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "inbox#" + seqKey(n)}
 }
 func attentionIndex(agent string) string { return "att#" + agent }
+
+// receiptKey is a receipt of one row as written before a session's
+// receipts became one item (receipts.go); inbox_ack still honours them.
 func receiptKey(session string, inboxSeq uint64) store.Key {
 	return store.Key{PK: "ses#" + session, SK: "rcpt#" + seqKey(inboxSeq)}
 }
@@ -828,9 +831,10 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 	if err := uuidArg("message_id", &in.MessageID); err != nil {
 		return nil, err
 	}
-	var ptr slot
+	var ptr, shown slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
 		ptr = b.add(messagePointerKey(in.MessageID))
+		shown = declareReceipts(b, cr)
 	}, func(c *call) (*MessageGetOutput, error) {
 		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
 		if err != nil {
@@ -840,7 +844,7 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 			return nil, apperr.Forbidden()
 		}
 		out := &MessageGetOutput{Message: msgs[0].dto()}
-		seqs, err := h.recordReceipts(ctx, c, msgs[0].Stream, []*messageRecord{msgs[0]})
+		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*messageRecord{msgs[0]})
 		if err != nil {
 			return nil, err
 		}
@@ -923,7 +927,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 // found on GSI1: a row written an instant ago may not be there yet, in
 // which case no receipt is recorded for it now — inbox_list, which reads
 // the table, always records its own.
-func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs []*messageRecord) ([]uint64, error) {
+func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, streamID string, msgs []*messageRecord) ([]uint64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -947,15 +951,12 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs
 			seqs = append(seqs, a.Seq)
 		}
 	}
-	if err := h.putReceipts(ctx, c, seqs); err != nil {
+	sorted := slices.Clone(seqs)
+	slices.Sort(sorted)
+	if err := h.recordShown(ctx, c, rc, spansOf(sorted, c.Now)); err != nil {
 		return nil, err
 	}
 	return seqs, nil
-}
-
-// receiptRecord is a retrieval receipt: this session was shown that row.
-type receiptRecord struct {
-	At time.Time `json:"at"`
 }
 
 // ConversationReadInput is conversation_read's input.
@@ -999,11 +1000,12 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 	if err != nil {
 		return nil, err
 	}
-	var head, room, member slot
+	var head, room, member, shown slot
 	var st stream
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		st = in.Conversation.stream(agent)
 		head = b.add(st.head())
+		shown = declareReceipts(b, cr)
 		if st.kind == KindRoom {
 			room, member = b.add(roomKey(st.room)), b.add(roomMemberKey(st.room, agent))
 		}
@@ -1044,7 +1046,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 		} else {
 			out.NextCursor = cursor.Encode(scope, convPos{After: last, Upper: pos.Upper})
 		}
-		if _, err := h.recordReceipts(ctx, c, st.id(), msgs); err != nil {
+		if _, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), st.id(), msgs); err != nil {
 			return nil, err
 		}
 		return out, nil
