@@ -282,3 +282,46 @@ func TestInboxWatermarkScatteredAcks(t *testing.T) {
 		}
 	})
 }
+
+// TestInboxWatermarkFromOldSequencer: an ACK sequencer written before
+// watermarks (no "w") gets one: each ACK carries W over at most 200 rows
+// already acknowledged, so a listing scans less after every ACK until it
+// reads only the unread rows again.
+func TestInboxWatermarkFromOldSequencer(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		rr := &rowsRead{}
+		f := newFixture(t, ad, func(s store.Store) store.Store { rr.Store = s; return rr })
+		crA := f.prime(f.a)
+		ibBacklog(f, 300)
+		k := store.Key{PK: "agent#" + f.b.AgentID, SK: "acks"}
+		old, err := f.raw.Get(f.ctx, k)
+		if err != nil || old == nil {
+			t.Fatalf("Get(ACK sequencer) = %v, %v", old, err)
+		}
+		legacy := *old
+		legacy.Version++
+		legacy.Data = []byte(`{"i":""}`)
+		if err := f.raw.Write(f.ctx, []store.Op{store.Put(&legacy, store.AtVersion(old.Version))}); err != nil {
+			t.Fatalf("Write(ACK sequencer without a watermark): %v", err)
+		}
+		scanned := []int64{}
+		for i := range 3 {
+			if _, err := ibDM(f, crA, fmt.Sprintf("old-%d", i), f.b.AgentID, "new"); err != nil {
+				t.Fatalf("MessageSend: %v", err)
+			}
+			crB := f.prime(f.b)
+			rr.n.Store(0)
+			out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100})
+			if err != nil || len(out.Rows) != 1 {
+				t.Fatalf("InboxList after %d ACKs = %+v, %v; want the one new row", i, out, err)
+			}
+			scanned = append(scanned, rr.n.Load())
+			if _, err := ibAck(f, crB, fmt.Sprintf("old-ack-%d", i), uint64(out.Rows[0].InboxSeq)); err != nil {
+				t.Fatalf("InboxAck: %v", err)
+			}
+		}
+		if fmt.Sprint(scanned) != "[301 102 1]" {
+			t.Errorf("rows each listing read, one ACK apart = %v, want [301 102 1]", scanned)
+		}
+	})
+}
