@@ -13,9 +13,9 @@ package hub
 // appear at or below an upper a reader already captured.
 //
 // Receipts vs ACKs. Returning a row records a retrieval receipt for the
-// session (ses#S / rcpt#<seq>): proof that this session was shown it. Only
-// inbox_ack acknowledges, and only rows with a receipt of the calling
-// session. An ACK marks the row with the first acknowledging session and
+// session (in ses#S / rcpts, receipts.go): proof that this session was
+// shown it. Only inbox_ack acknowledges, and only rows with a receipt of
+// the calling session. An ACK marks the row with the first acknowledging session and
 // time, once; another session of the agent acknowledging it later learns
 // already_acked with that first provenance.
 //
@@ -36,6 +36,9 @@ package hub
 // bitmap over the sorted request of the rows this call acknowledged; a
 // replay rebuilds the already_acked results from the rows, whose first
 // provenance never changes.
+//
+// Watermark. The ACK sequencer also keeps W, below which every row is
+// acknowledged, and an unread listing starts after it (ackmark.go).
 //
 // Counts. unread = rows ever written (the inbox head) − rows acknowledged
 // (agent#A / count#acked, moved by the ACK's own write): both are moved in
