@@ -19,9 +19,10 @@ package server
 // runs its header block has passed the framer; a marked connection's
 // request is answered 400 with Connection: close, and net/http closes the
 // connection after that answer, so nothing read behind it is served.
-// Framing the server would refuse anyway (a malformed chunk, an oversized
-// header) leaves the framer unsure; it then stops marking, and net/http
-// answers 400 and closes on its own.
+// Framing the framer cannot follow (a malformed length or chunk, an
+// oversized line, a folded header line) marks the connection too: net/http
+// refuses most of it anyway, and what it would accept (a folded
+// Content-Length) is exactly what could hide a second framing.
 
 import (
 	"bytes"
@@ -90,8 +91,10 @@ type framer struct {
 }
 
 // feed advances over b and reports whether a header block that ended in
-// it carried both Content-Length and Transfer-Encoding.
+// it carried both Content-Length and Transfer-Encoding, or the framing
+// could no longer be followed.
 func (f *framer) feed(b []byte) (ambiguous bool) {
+	defer func() { ambiguous = ambiguous || f.state == lost }()
 	for len(b) > 0 && f.state != lost {
 		switch f.state {
 		case inBody, inChunkData:
@@ -143,7 +146,9 @@ func (f *framer) takeLine(l []byte) bool {
 		}
 		if len(l) > 0 {
 			name, value, ok := bytes.Cut(l, []byte(":"))
-			if !ok {
+			if l[0] == ' ' || l[0] == '\t' || !ok {
+				// A folded or malformed header line.
+				f.state = lost
 				return false
 			}
 			switch string(bytes.ToLower(bytes.TrimSpace(name))) {

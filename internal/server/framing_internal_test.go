@@ -27,3 +27,19 @@ func TestFramerSplitReads(t *testing.T) {
 		}
 	}
 }
+
+// TestFramerUnfollowable: framing the framer cannot follow marks the
+// connection.
+func TestFramerUnfollowable(t *testing.T) {
+	for _, stream := range []string{
+		"POST / HTTP/1.1\r\nContent-Length:\r\n 5\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+		"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
+	} {
+		var f framer
+		if !f.feed([]byte(stream)) {
+			t.Errorf("framer over %q: not marked, want marked", stream)
+		}
+	}
+}
