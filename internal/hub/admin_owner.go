@@ -142,6 +142,18 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	return rec.BoxID, nil
 }
 
+// PresentedOwnerKeyID returns the key id a presented owner key names, or
+// "" when s is not shaped like one. It proves nothing (the secret is not
+// checked); the operator view counts failed authentications per key with
+// it.
+func PresentedOwnerKeyID(s string) string {
+	p, ok := parseKeyWith(ownerKeyPrefix, s)
+	if !ok {
+		return ""
+	}
+	return p.keyID
+}
+
 func ownerAuthFailed() error {
 	return apperr.New(apperr.AuthFailed, "Authentication failed.").
 		WithNext("Send a valid owner key as 'Authorization: Bearer <key>'; ask the box owner for one (agentbox admin create-owner-key).")

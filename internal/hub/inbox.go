@@ -13,9 +13,9 @@ package hub
 // appear at or below an upper a reader already captured.
 //
 // Receipts vs ACKs. Returning a row records a retrieval receipt for the
-// session (ses#S / rcpt#<seq>): proof that this session was shown it. Only
-// inbox_ack acknowledges, and only rows with a receipt of the calling
-// session. An ACK marks the row with the first acknowledging session and
+// session (in ses#S / rcpts, receipts.go): proof that this session was
+// shown it. Only inbox_ack acknowledges, and only rows with a receipt of
+// the calling session. An ACK marks the row with the first acknowledging session and
 // time, once; another session of the agent acknowledging it later learns
 // already_acked with that first provenance.
 //
@@ -36,6 +36,9 @@ package hub
 // bitmap over the sorted request of the rows this call acknowledged; a
 // replay rebuilds the already_acked results from the rows, whose first
 // provenance never changes.
+//
+// Watermark. The ACK sequencer also keeps W, below which every row is
+// acknowledged, and an unread listing starts after it (ackmark.go).
 //
 // Counts. unread = rows ever written (the inbox head) − rows acknowledged
 // (agent#A / count#acked, moved by the ACK's own write): both are moved in
@@ -169,7 +172,11 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	case in.WaitSeconds > MaxWaitSeconds:
 		return nil, apperr.Limit("wait_seconds", "at most 20")
 	}
-	return read(ctx, h, cr, nil, func(c *call) (*InboxListOutput, error) {
+	var acks, shown slot
+	return read(ctx, h, cr, func(agent string, b *batch) {
+		acks = b.add(ackSeqKey(agent))
+		shown = declareReceipts(b, cr)
+	}, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
 		var pos inboxPos
 		if in.Cursor != "" {
@@ -186,7 +193,17 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 				return nil, cursor.Invalid()
 			}
 		}
-		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget)
+		if in.Filter == FilterUnread {
+			// Every row up to the watermark is acknowledged: start after
+			// it (ackmark.go).
+			w, err := ackWatermark(c.item(acks))
+			if err != nil {
+				return nil, err
+			}
+			pos.After = max(pos.After, min(w, pos.Upper))
+		}
+		rc := c.receiptsRead(shown)
+		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget, rc)
 		if err != nil || in.WaitSeconds == 0 {
 			return out, err
 		}
@@ -208,7 +225,8 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			return nil, err
 		}
 		if head > pos.Upper {
-			out, err = h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget)
+			// The first page wrote nothing (no rows): its read still holds.
+			out, err = h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget, rc)
 		}
 		return out, err
 	})
@@ -236,7 +254,7 @@ func seconds(d time.Duration) *float64 {
 }
 
 // inboxPage reads rows after pos.After up to pos.Upper.
-func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int) (*InboxListOutput, error) {
+func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int, rc receiptsRead) (*InboxListOutput, error) {
 	// Collect up to limit rows of the filter, scanning at most
 	// inboxScanBudget rows; last is where the listing has got to (the
 	// last row returned or passed over).
@@ -284,7 +302,6 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 	}
 	out := &InboxListOutput{Rows: []InboxRow{}}
 	used := 0
-	var receipts []uint64
 	for i, r := range rows {
 		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
 			Acked: r.AckedBy != ""}
@@ -307,15 +324,19 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		}
 		used += sz
 		out.Rows = append(out.Rows, row)
-		receipts = append(receipts, r.Seq)
 	}
 	if last >= pos.Upper {
 		out.ResumeCursor = cursor.Encode(scope, inboxPos{After: pos.Upper})
 	} else {
 		out.NextCursor = cursor.Encode(scope, inboxPos{After: last, Upper: pos.Upper})
 	}
-	if err := h.putReceipts(ctx, c, receipts); err != nil {
-		return nil, err
+	if len(out.Rows) > 0 {
+		// This session was shown every row after pos.After up to last,
+		// but for those passed over as acknowledged (receipts.go).
+		span := []shownSpan{{Lo: pos.After + 1, Hi: last, At: c.Now.UnixNano()}}
+		if err := h.recordShown(ctx, c, rc, span); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -368,25 +389,6 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord)
 		out[i] = m
 	}
 	return out, nil
-}
-
-// putReceipts records this session's retrieval receipts for inbox rows.
-func (h *Hub) putReceipts(ctx context.Context, c *call, seqs []uint64) error {
-	exp := c.Now.Add(receiptTTL).Unix()
-	data := encode(receiptRecord{At: c.Now})
-	for len(seqs) > 0 {
-		n := min(len(seqs), store.MaxWriteItems)
-		ops := make([]store.Op, n)
-		for i, s := range seqs[:n] {
-			k := receiptKey(c.Session.ID, s)
-			ops[i] = store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp, Data: data}, store.Unconditional)
-		}
-		if err := h.st.Write(ctx, ops); err != nil {
-			return storageErr(err)
-		}
-		seqs = seqs[n:]
-	}
-	return nil
 }
 
 // InboxAckInput is inbox_ack's input.
@@ -520,9 +522,11 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	var open slot
 	var acked int
 	var agentID string
+	var shown slot
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		agentID = agent
 		open = b.add(ackSeqKey(agent))
+		shown = declareReceipts(b, cr)
 		for i, s := range seqs {
 			rowSlots[i] = b.add(inboxRowKey(agent, s))
 		}
@@ -531,6 +535,11 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 		if it := c.item(open); it != nil {
 			if err := json.Unmarshal(it.Data, &o); err != nil {
 				return nil, nil, apperr.Normalize(err)
+			}
+			if o.Mark == nil {
+				// Written before watermarks: any row up to the head may
+				// be acknowledged already.
+				o.Unsure = version(c.inboxHead)
 			}
 		}
 		if o.Intent != "" {
@@ -541,17 +550,12 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			}
 			return nil, nil, errContended
 		}
-		// Receipts are read once the session is known: a second read.
-		keys := make([]store.Key, len(seqs))
-		for i, s := range seqs {
-			keys[i] = receiptKey(c.Session.ID, s)
-		}
-		rcpts, err := h.st.BatchGet(ctx, keys)
+		rcpts, err := h.shownTo(ctx, c, c.item(shown), seqs)
 		if err != nil {
-			return nil, nil, storageErr(err)
+			return nil, nil, err
 		}
 		out := &InboxAckOutput{Results: make([]AckResult, len(seqs))}
-		var fresh []uint64
+		var fresh, known []uint64 // known: acknowledged once this write commits
 		bits := make([]byte, (len(sorted)+7)/8)
 		p := &plan{}
 		for i, s := range seqs {
@@ -559,7 +563,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if it == nil || s == 0 {
 				return nil, nil, apperr.Forbidden().WithNext("Every inbox_seq must be one of your inbox rows; list them with inbox_list.")
 			}
-			if rcpts[i] == nil {
+			if !rcpts[i] {
 				return nil, nil, apperr.Invalid("inbox_seqs", "every row must have been returned to this session first (inbox_list, message_get or conversation_read)")
 			}
 			row, err := decode[attentionRecord](it)
@@ -569,6 +573,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			res := AckResult{InboxSeq: Revision(s)}
 			if row.AckedBy != "" {
 				res.Status, res.AckedAt, res.AckedBySession = "already_acked", timestamp(row.AckedAt), row.AckedBy
+				known = append(known, s)
 			} else {
 				res.Status, res.AckedAt, res.AckedBySession = "acked", timestamp(c.Now), c.Session.ID
 				fresh = append(fresh, s)
@@ -576,6 +581,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				bits[j/8] |= 1 << (j % 8)
 				if len(fresh) <= ackChunk {
 					p.add(ackOp(c.AgentID, it, row, c.Session.ID, c.Now))
+					known = append(known, s)
 				}
 			}
 			out.Results[i] = res
@@ -593,6 +599,12 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
 					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now, c.BoxID)
 				o.Intent = p.intent.ID
+			}
+			// The rest of an intent joins the watermark at its last
+			// step, once those rows are acknowledged.
+			o.learn(known)
+			if err := h.repairMark(ctx, c.AgentID, &o); err != nil {
+				return nil, nil, err
 			}
 			k := ackSeqKey(c.AgentID)
 			next, cond := store.Item{PK: k.PK, SK: k.SK}, store.Absent
@@ -617,9 +629,18 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	return out, err
 }
 
-// ackOpen is the ACK sequencer's data: the agent's open ACK intent.
+// ackOpen is the ACK sequencer's data: the agent's open ACK intent and
+// the acknowledged watermark (ackmark.go).
 type ackOpen struct {
 	Intent string `json:"i"`
+	// Mark is W: every row at or below it is acknowledged; nil on a
+	// sequencer written before watermarks.
+	Mark *uint64 `json:"w,omitempty"`
+	// Known are acknowledged spans above W+1, ascending and disjoint.
+	Known []span `json:"k,omitempty"`
+	// Unsure, when above W, is the highest row whose acknowledgement the
+	// sequencer may have forgotten.
+	Unsure uint64 `json:"u,omitempty"`
 }
 
 // ackOp marks row (read as it) acknowledged by session at now, once.
@@ -653,9 +674,19 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 			return nil, storageErr(err)
 		}
 		if seqr != nil {
+			var o ackOpen
+			if err := json.Unmarshal(seqr.Data, &o); err != nil {
+				return nil, apperr.Normalize(err)
+			}
+			o.Intent = ""
+			if o.Mark != nil {
+				// Every row of the intent is acknowledged once this
+				// step commits (earlier steps did theirs).
+				o.learn(p.Seqs)
+			}
 			next := *seqr
 			next.Version++
-			next.Data = encode(ackOpen{})
+			next.Data = encode(o)
 			ops = append(ops, guardedOp{op: store.Put(&next, store.AtVersion(seqr.Version)), onFail: contended})
 		}
 	}

@@ -14,10 +14,12 @@ import "github.com/agentbox/agentbox/internal/store"
 //	agent#<agent>        inbox, inbox#<seq>  inbox head and attention rows (messages.go)
 //	agent#<agent>        count#requests      live open request counter (Count)
 //	agent#<agent>        acks                ACK sequencer: moved by every ACK; the open ACK intent (inbox.go)
+//	                                         and the acknowledged watermark (ackmark.go)
 //	agent#<agent>        member#<room>       current room memberships
 //	key#<key id>         key                 key record: hash of the secret, owner
 //	ses#<session>        ses                 session (ExpiresAt = idle expiry); when bound,
 //	                                         GSI1 seen#<agent> / <last use ns 20>#<session>
+//	ses#<session>        rcpts               the session's retrieval receipts (receipts.go)
 //	idem#<agent>         <mutation>          idempotency record of (agent, key), any tool (ExpiresAt)
 //	config#cursor        key                 the HMAC secret of every cursor (cursorkey.go)
 //	intent#<intent>      intent              open intent, its progress (Version = steps applied);

@@ -146,6 +146,9 @@ func inboxRowKey(agent string, n uint64) store.Key {
 	return store.Key{PK: "agent#" + agent, SK: "inbox#" + seqKey(n)}
 }
 func attentionIndex(agent string) string { return "att#" + agent }
+
+// receiptKey is a receipt of one row as written before a session's
+// receipts became one item (receipts.go); inbox_ack still honours them.
 func receiptKey(session string, inboxSeq uint64) store.Key {
 	return store.Key{PK: "ses#" + session, SK: "rcpt#" + seqKey(inboxSeq)}
 }
@@ -421,10 +424,13 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 
 	var s slots
 	var to []recipient
+	// late are recipients a room post found only after its read whose
+	// heads it could not lock then: the next attempt declares them.
+	var late []string
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		s = declareSend(b, &in, agent)
+		s = declareSend(b, &in, agent, h.hot, late)
 	}, func(c *call) (*MessageSendOutput, *plan, error) {
-		return h.send(ctx, c, &in, s, msg, &to)
+		return h.send(ctx, c, &in, s, msg, &to, &late)
 	})
 	if err == nil {
 		h.notifySent(to)
@@ -457,11 +463,19 @@ func (h *Hub) notifySent(to []recipient) {
 type slots struct {
 	st                stream
 	head, parent      slot
-	room, member      slot // room
-	peerInbox, peerAg slot // dm
+	room, member      slot            // room
+	heads             map[string]slot // room: inbox heads of expected recipients
+	peerInbox, peerAg slot            // dm
 }
 
-func declareSend(b *batch, in *MessageSendInput, agent string) slots {
+// declareSend declares message_send's reads. Every counter a send moves
+// by compare-and-set is declared hot (serial.go): the stream head, and
+// each recipient's inbox head — for a DM its recipient, for a room post
+// those expected (mentioned, named late by an earlier attempt, or
+// recipients of the room's last post in this process); send locks any
+// other without waiting. The open-request counters move by OpAdd, without
+// a condition, and belong to recipients whose heads are declared.
+func declareSend(b *batch, in *MessageSendInput, agent string, hot *hotLocks, late []string) slots {
 	s := slots{st: in.Destination.stream(agent)}
 	s.head = b.addHot(s.st.head())
 	if in.ReplyTo != "" {
@@ -469,6 +483,14 @@ func declareSend(b *batch, in *MessageSendInput, agent string) slots {
 	}
 	if s.st.kind == KindRoom {
 		s.room, s.member = b.add(roomKey(in.Destination.RoomID)), b.add(roomMemberKey(in.Destination.RoomID, agent))
+		s.heads = map[string]slot{}
+		for _, ids := range [][]string{in.Mentions, late, hot.recipients(in.Destination.RoomID)} {
+			for _, id := range ids {
+				if _, ok := s.heads[id]; !ok && id != agent {
+					s.heads[id] = b.addHot(inboxHeadKey(id))
+				}
+			}
+		}
 	} else if in.Destination.RecipientAgentID != agent {
 		s.peerAg = b.add(agentKey(in.Destination.RecipientAgentID))
 		s.peerInbox = b.addHot(inboxHeadKey(in.Destination.RecipientAgentID))
@@ -479,7 +501,7 @@ func declareSend(b *batch, in *MessageSendInput, agent string) slots {
 // send applies message_send's rules to what was read and builds the plan.
 // The recipients given attention are left in *notify, for waking waiting
 // readers once the send has committed.
-func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord, notify *[]recipient) (*MessageSendOutput, *plan, error) {
+func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord, notify *[]recipient, late *[]string) (*MessageSendOutput, *plan, error) {
 	msg := *tmpl
 	msg.ID, msg.Stream, msg.AuthorID, msg.AuthorName, msg.SentAt = uuid.NewString(), s.st.id(), c.AgentID, c.Agent.Name, c.Now
 	p := &plan{}
@@ -560,7 +582,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	case s.st.kind == KindDM:
 		p.add(fanoutOps(fan, to, []*store.Item{c.item(s.peerInbox)})...)
 	case 2*len(to) <= room:
-		heads, err := h.inboxHeads(ctx, to)
+		heads, err := h.roomHeads(ctx, c, s, in.Destination.RoomID, to, late)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -695,6 +717,46 @@ func attention(author string, in *MessageSendInput, members map[string]*memberRe
 	return to
 }
 
+// roomHeads returns the inbox heads of a room post's recipients, in
+// order, holding each one's lock (declareSend): those declared come from
+// the call's read; the others are locked without waiting and read now.
+// When one of those locks is busy the post runs again with them declared.
+func (h *Hub) roomHeads(ctx context.Context, c *call, s slots, room string, to []recipient, late *[]string) ([]*store.Item, error) {
+	ids := make([]string, len(to))
+	heads := make([]*store.Item, len(to))
+	var missing []recipient
+	var at []int
+	for i, r := range to {
+		ids[i] = r.Agent
+		if sl, ok := s.heads[r.Agent]; ok {
+			heads[i] = c.item(sl)
+			continue
+		}
+		missing, at = append(missing, r), append(at, i)
+	}
+	h.hot.remember(room, ids)
+	if len(missing) == 0 {
+		return heads, nil
+	}
+	keys := make([]store.Key, len(missing))
+	for i, r := range missing {
+		keys[i] = inboxHeadKey(r.Agent)
+	}
+	if !c.holdLate(keys) {
+		*late = ids
+		return nil, errContended
+	}
+	got, err := h.inboxHeads(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	h.hot.latest(keys, keys, got)
+	for j, i := range at {
+		heads[i] = got[j]
+	}
+	return heads, nil
+}
+
 // inboxHeads reads the inbox heads of recipients, in order.
 func (h *Hub) inboxHeads(ctx context.Context, to []recipient) ([]*store.Item, error) {
 	keys := make([]store.Key, len(to))
@@ -774,9 +836,10 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 	if err := uuidArg("message_id", &in.MessageID); err != nil {
 		return nil, err
 	}
-	var ptr slot
+	var ptr, shown slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
 		ptr = b.add(messagePointerKey(in.MessageID))
+		shown = declareReceipts(b, cr)
 	}, func(c *call) (*MessageGetOutput, error) {
 		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
 		if err != nil {
@@ -786,7 +849,7 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 			return nil, apperr.Forbidden()
 		}
 		out := &MessageGetOutput{Message: msgs[0].dto()}
-		seqs, err := h.recordReceipts(ctx, c, msgs[0].Stream, []*messageRecord{msgs[0]})
+		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*messageRecord{msgs[0]})
 		if err != nil {
 			return nil, err
 		}
@@ -869,7 +932,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 // found on GSI1: a row written an instant ago may not be there yet, in
 // which case no receipt is recorded for it now — inbox_list, which reads
 // the table, always records its own.
-func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs []*messageRecord) ([]uint64, error) {
+func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, streamID string, msgs []*messageRecord) ([]uint64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -893,15 +956,12 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, streamID string, msgs
 			seqs = append(seqs, a.Seq)
 		}
 	}
-	if err := h.putReceipts(ctx, c, seqs); err != nil {
+	sorted := slices.Clone(seqs)
+	slices.Sort(sorted)
+	if err := h.recordShown(ctx, c, rc, spansOf(sorted, c.Now)); err != nil {
 		return nil, err
 	}
 	return seqs, nil
-}
-
-// receiptRecord is a retrieval receipt: this session was shown that row.
-type receiptRecord struct {
-	At time.Time `json:"at"`
 }
 
 // ConversationReadInput is conversation_read's input.
@@ -945,11 +1005,12 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 	if err != nil {
 		return nil, err
 	}
-	var head, room, member slot
+	var head, room, member, shown slot
 	var st stream
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		st = in.Conversation.stream(agent)
 		head = b.add(st.head())
+		shown = declareReceipts(b, cr)
 		if st.kind == KindRoom {
 			room, member = b.add(roomKey(st.room)), b.add(roomMemberKey(st.room, agent))
 		}
@@ -990,7 +1051,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 		} else {
 			out.NextCursor = cursor.Encode(scope, convPos{After: last, Upper: pos.Upper})
 		}
-		if _, err := h.recordReceipts(ctx, c, st.id(), msgs); err != nil {
+		if _, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), st.id(), msgs); err != nil {
 			return nil, err
 		}
 		return out, nil

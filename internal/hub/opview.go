@@ -591,11 +591,11 @@ func inboxRow(agent string, r *attentionRecord) ViewInboxRow {
 	return row
 }
 
-// receipts sets each row's ShownAt from the receipts (ses#S / rcpt#<seq>)
-// of agent's ViewSessions most recently used sessions, found on the
-// session index (GSI1 seen#<agent>): one Query and one BatchGet of at most
-// ViewPageSize × ViewSessions keys. Receipts of older, ended or expired
-// sessions are not consulted.
+// receipts sets each row's ShownAt from the receipts (ses#S / rcpts,
+// receipts.go) of agent's ViewSessions most recently used sessions, found
+// on the session index (GSI1 seen#<agent>): one Query and one BatchGet of
+// at most ViewSessions keys. Receipts of older, ended or expired sessions
+// are not consulted.
 func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInboxRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -607,9 +607,7 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 	var keys []store.Key
 	for _, it := range sessions {
 		_, id, _ := strings.Cut(it.GSI1SK, "#")
-		for _, r := range rows {
-			keys = append(keys, receiptKey(id, r.Seq))
-		}
+		keys = append(keys, receiptsKey(id))
 	}
 	if len(keys) == 0 {
 		return nil
@@ -618,16 +616,15 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 	if err != nil {
 		return storageErr(err)
 	}
-	for i, it := range got {
-		if it == nil {
-			continue
-		}
-		rc, err := decode[receiptRecord](it)
+	for _, it := range got {
+		set, err := decodeReceipts(it)
 		if err != nil {
 			continue
 		}
-		if r := &rows[i%len(rows)]; r.ShownAt.IsZero() || rc.At.Before(r.ShownAt) {
-			r.ShownAt = rc.At
+		for i := range rows {
+			if at, ok := set.shown(rows[i].Seq); ok && (rows[i].ShownAt.IsZero() || at.Before(rows[i].ShownAt)) {
+				rows[i].ShownAt = at
+			}
 		}
 	}
 	return nil

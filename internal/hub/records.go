@@ -80,8 +80,11 @@ type checkpointRecord struct {
 	SavedAt        time.Time       `json:"saved_at"`
 }
 
-// encode renders a record without HTML escaping, so that a payload carried
-// verbatim comes back as it was sent.
+// encode is the one encoder of stored records (and of what is measured
+// against their limits): JSON without HTML escaping, so a "<", ">" or "&"
+// an agent sent is stored, and counted, as the one byte it sent rather
+// than as a six-byte \u003c, and a payload carried verbatim comes back as
+// it was sent.
 func encode(v any) []byte {
 	b, err := strictjson.Marshal(v)
 	if err != nil {

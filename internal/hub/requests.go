@@ -341,11 +341,12 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 	var s slots
 	var send MessageSendInput
 	var to []recipient
+	var late []string
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		reqSlot = b.add(requestKey(in.RequestMessageID, agent))
 		if dest, ok := replyDestination(ptr, agent); ok {
 			send = MessageSendInput{Destination: dest, BodyMD: in.BodyMD, ReplyTo: in.RequestMessageID}
-			s = declareSend(b, &send, agent)
+			s = declareSend(b, &send, agent, h.hot, late)
 		}
 	}, func(c *call) (*RequestRespondOutput, *plan, error) {
 		it := c.item(reqSlot)
@@ -362,7 +363,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		}
 		// Access first (a room left or archived, a DM peer gone), then
 		// the CAS.
-		reply, p, err := h.send(ctx, c, &send, s, msg, &to)
+		reply, p, err := h.send(ctx, c, &send, s, msg, &to, &late)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -58,10 +58,13 @@ type hotLocks struct {
 
 	mu      sync.Mutex
 	pending map[store.Key]*store.Item
+	// rooms are the recipients of each room's last post (recipients).
+	rooms map[string][]string
 }
 
 func newHotLocks(on, pipeline bool) *hotLocks {
-	return &hotLocks{seed: maphash.MakeSeed(), off: !on, pipeline: on && pipeline, pending: make(map[store.Key]*store.Item)}
+	return &hotLocks{seed: maphash.MakeSeed(), off: !on, pipeline: on && pipeline, pending: make(map[store.Key]*store.Item),
+		rooms: make(map[string][]string)}
 }
 
 // latest replaces, among keys read as items, each hot one with what a
@@ -115,12 +118,8 @@ func (l *hotLocks) publish(hot []store.Key, ops []guardedOp) (withdraw func()) {
 	}
 }
 
-// lock takes the stripes of keys, in ascending order, and returns the
-// function that releases them.
-func (l *hotLocks) lock(keys []store.Key) (unlock func()) {
-	if l.off {
-		return nil
-	}
+// stripesOf returns the stripes of keys, ascending, without repeats.
+func (l *hotLocks) stripesOf(keys []store.Key) []int {
 	idx := make([]int, 0, len(keys))
 	for _, k := range keys {
 		var h maphash.Hash
@@ -131,13 +130,105 @@ func (l *hotLocks) lock(keys []store.Key) (unlock func()) {
 		idx = append(idx, int(h.Sum64()%hotStripes))
 	}
 	slices.Sort(idx)
-	idx = slices.Compact(idx)
+	return slices.Compact(idx)
+}
+
+// lock takes the stripes of keys, in ascending order, and returns the
+// function that releases them.
+func (l *hotLocks) lock(keys []store.Key) (unlock func()) {
+	if l.off {
+		return nil
+	}
+	idx := l.stripesOf(keys)
 	for _, i := range idx {
 		l.stripes[i].Lock()
 	}
+	return l.unlocker(idx)
+}
+
+func (l *hotLocks) unlocker(idx []int) func() {
 	return func() {
 		for _, i := range slices.Backward(idx) {
 			l.stripes[i].Unlock()
 		}
 	}
+}
+
+// tryLock takes, without waiting, the stripes of keys that a call holding
+// held's does not hold yet: a counter the call found it must move only
+// after its read (a room post's recipients). Not waiting keeps the
+// deadlock rule: a call waits for stripes only all at once, holding none.
+// ok is false, with nothing taken, when one is busy; the call then runs
+// again declaring the keys up front.
+func (l *hotLocks) tryLock(keys, held []store.Key) (unlock func(), ok bool) {
+	if l.off {
+		return func() {}, true
+	}
+	have := l.stripesOf(held)
+	var idx []int
+	for _, i := range l.stripesOf(keys) {
+		if _, found := slices.BinarySearch(have, i); !found {
+			idx = append(idx, i)
+		}
+	}
+	for j, i := range idx {
+		if !l.stripes[i].TryLock() {
+			l.unlocker(idx[:j])()
+			return nil, false
+		}
+	}
+	return l.unlocker(idx), true
+}
+
+// Room recipients. A room post's recipients are known only once its roster
+// is read, after the locks are taken; so the locks remember, per room, the
+// recipients of its last post in this process, and the next post declares
+// their inbox heads hot up front (messages.go). A wrong guess costs only a
+// lock taken for nothing or one taken late (tryLock).
+
+// maxRememberedRooms bounds the rooms whose recipients are remembered.
+const maxRememberedRooms = 4096
+
+// recipients returns the remembered recipients of room's last post.
+func (l *hotLocks) recipients(room string) []string {
+	if l.off {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rooms[room]
+}
+
+// remember records the recipients of a post in room.
+func (l *hotLocks) remember(room string, agents []string) {
+	if l.off {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.Equal(l.rooms[room], agents) {
+		return
+	}
+	if len(l.rooms) >= maxRememberedRooms {
+		clear(l.rooms)
+	}
+	l.rooms[room] = agents
+}
+
+// holdLate adds keys to the counters the call holds, taking their stripes
+// without waiting (tryLock); false when one is busy.
+func (c *call) holdLate(keys []store.Key) bool {
+	unlock, ok := c.h.hot.tryLock(keys, c.hot)
+	if !ok {
+		return false
+	}
+	c.hot = append(c.hot, keys...)
+	prev := c.release
+	c.release = func() {
+		unlock()
+		if prev != nil {
+			prev()
+		}
+	}
+	return true
 }

@@ -31,16 +31,19 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
 )
 
 //go:embed static
@@ -65,11 +68,29 @@ type Handler struct {
 	log        *slog.Logger
 	mux        *http.ServeMux
 	cspReports atomic.Int64
+	// authFail counts failed owner-key authentications per source, and
+	// cspLimit CSP reports per client address, both like the REST
+	// transport's failed authentications (rest/authlimit.go): in memory,
+	// per instance; nil when the hub runs without limits.
+	authFail, cspLimit *limits.Local
+	// cspLogged is when a CSP report was last logged (Unix ns).
+	cspLogged atomic.Int64
 }
+
+// cspReportMaxBytes bounds a CSP report's body; cspLogEvery bounds how
+// often reports are logged (they are anonymous: one line each would let
+// anyone write the log).
+const (
+	cspReportMaxBytes = 8 << 10
+	cspLogEvery       = time.Minute
+)
 
 // New returns the view's handler over h, to be mounted at Prefix.
 func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v := &Handler{h: h, log: log, mux: http.NewServeMux()}
+	if cfg := h.LimitConfig(); cfg != nil {
+		v.authFail, v.cspLimit = limits.NewLocal(cfg.AuthFailures), limits.NewLocal(cfg.AuthFailures)
+	}
 	v.mux.HandleFunc("GET /ui/{$}", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/index.html", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.js", v.file("static/app.js", "text/javascript; charset=utf-8"))
@@ -128,25 +149,65 @@ func (v *Handler) file(name, ctype string) http.HandlerFunc {
 	}
 }
 
-// report counts a CSP violation report; its body is never read beyond a
-// small bound nor logged (it may quote page content).
+// report counts a CSP violation report. Anyone may send one: each client
+// address is limited like failed authentications, the body is read to at
+// most cspReportMaxBytes and never logged (it may quote page content), and
+// reports are logged at most once per cspLogEvery, with the count so far.
 func (v *Handler) report(w http.ResponseWriter, r *http.Request) {
-	_, _ = r.Body.Read(make([]byte, 1024))
-	v.cspReports.Add(1)
-	v.log.WarnContext(r.Context(), "ui csp violation report")
+	if v.cspLimit != nil {
+		if ok, wait := v.cspLimit.Allow(limits.AuthSources(r.RemoteAddr, "")[0], time.Now()); !ok {
+			tooMany(w, wait, "Too many CSP reports from this address.")
+			return
+		}
+	}
+	if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, cspReportMaxBytes)); err != nil {
+		http.Error(w, "Report too large.", http.StatusRequestEntityTooLarge)
+		return
+	}
+	n := v.cspReports.Add(1)
+	now := time.Now().UnixNano()
+	if last := v.cspLogged.Load(); now-last >= int64(cspLogEvery) && v.cspLogged.CompareAndSwap(last, now) {
+		v.log.WarnContext(r.Context(), "ui csp violation report", "reports", n)
+	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// tooMany answers 429 with Retry-After.
+func tooMany(w http.ResponseWriter, wait time.Duration, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfter(wait)))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(string(apperr.RateLimited) + ": " + msg))
 }
 
 // api wraps a fragment renderer with owner-key authentication.
 func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := bearer(r.Header)
+		// A guessed owner key costs a store read: failures are limited
+		// per source before the hub is asked (rest/authlimit.go).
+		sources := limits.AuthSources(r.RemoteAddr, hub.PresentedOwnerKeyID(key))
+		if v.authFail != nil {
+			now := time.Now()
+			for _, src := range sources {
+				if blocked, wait := v.authFail.Blocked(src, now); blocked {
+					tooMany(w, wait, "Too many failed authentications from this source; nothing was done.")
+					return
+				}
+			}
+		}
 		var ov *hub.OwnerView
 		var err error
 		if !ok {
 			err = apperr.New(apperr.AuthFailed, "Authentication failed.")
 		} else {
 			ov, err = v.h.OwnerView(r.Context(), key)
+		}
+		if e, isApp := apperr.As(err); isApp && e.Code == apperr.AuthFailed && v.authFail != nil {
+			now := time.Now()
+			for _, src := range sources {
+				v.authFail.Charge(src, now)
+			}
 		}
 		var out string
 		if err == nil {

@@ -217,8 +217,9 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	s.api = newHTTPServer(Handler(h, reg, s.log), errLog)
-	go s.serve(s.api, s.apiLn)
+	s.api = newHTTPServer(refuseAmbiguous(Handler(h, reg, s.log)), errLog)
+	s.api.ConnContext = framedConnContext
+	go s.serve(s.api, framedListener{s.apiLn})
 	sweepCtx, stop := context.WithCancel(context.Background())
 	s.stopSweep, s.sweepDone = stop, make(chan struct{})
 	var sweepers sync.WaitGroup

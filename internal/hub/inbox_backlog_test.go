@@ -1,0 +1,329 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// rowsRead counts the inbox rows Query returns: what a listing scans.
+type rowsRead struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (r *rowsRead) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
+	items, err := r.Store.Query(ctx, q)
+	for _, it := range items {
+		if len(it.SK) > len("inbox#") && it.SK[:len("inbox#")] == "inbox#" {
+			r.n.Add(1)
+		}
+	}
+	return items, err
+}
+
+// ibSendMany sends n DMs from a to b, 8 senders at once.
+func ibSendMany(f *fixture, n int) {
+	f.t.Helper()
+	const senders = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, senders)
+	for s := range senders {
+		cr := f.prime(f.a)
+		wg.Go(func() {
+			for i := s; i < n; i += senders {
+				if _, err := ibDM(f, cr, fmt.Sprintf("bl-%d", i), f.b.AgentID, "old"); err != nil {
+					errs <- fmt.Errorf("MessageSend(backlog %d): %w", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		f.t.Fatal(err)
+	}
+}
+
+// ibBacklog sends n DMs from a to b, lists them all in one session of b,
+// and acknowledges them a page of 100 at a time, each pair of pages in
+// reverse order (2, 1, 4, 3, …) so that the watermark must carry over
+// spans acknowledged ahead of it.
+func ibBacklog(f *fixture, n int) {
+	f.t.Helper()
+	ibSendMany(f, n)
+	crB := f.prime(f.b)
+	if rows := ibListAll(f, crB, hub.FilterUnread); len(rows) != n {
+		f.t.Fatalf("listing the backlog gave %d rows, want %d", len(rows), n)
+	}
+	pages := (n + 99) / 100
+	for p := range pages {
+		q := p ^ 1 // 1, 0, 3, 2, …
+		if q >= pages {
+			q = p
+		}
+		lo := uint64(q*100 + 1)
+		hi := min(lo+99, uint64(n))
+		if _, err := ibAck(f, crB, fmt.Sprintf("bl-ack-%d", q), ibSeqs(lo, hi)...); err != nil {
+			f.t.Fatalf("InboxAck(%d..%d): %v", lo, hi, err)
+		}
+	}
+	if u := ibUnread(f, f.b); u != 0 {
+		f.t.Fatalf("unread after acknowledging the backlog = %d, want 0", u)
+	}
+}
+
+// ibInboxItems returns the inbox of f's b as stored: head, rows, ACK
+// counter and sequencer.
+func ibInboxItems(t *testing.T, f *fixture) []*store.Item {
+	t.Helper()
+	items, err := f.raw.Query(f.ctx, store.Query{PK: "agent#" + f.b.AgentID, From: "", To: ""})
+	if err != nil {
+		t.Fatalf("Query(inbox of the source): %v", err)
+	}
+	var out []*store.Item
+	for _, it := range items {
+		if it.SK == "inbox" || it.SK == "count#acked" || it.SK == "acks" || strings.HasPrefix(it.SK, "inbox#") {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// ibCopyInbox stores items of src's b (ibInboxItems) as dst's b's, a few
+// per write: minidyn takes seconds over a transaction of 100 items on a
+// busy machine, past the adapter's attempt timeout.
+func ibCopyInbox(t *testing.T, items []*store.Item, src, dst *fixture) {
+	t.Helper()
+	for len(items) > 0 {
+		n := min(len(items), 10)
+		ops := make([]store.Op, n)
+		for i, it := range items[:n] {
+			cp := *it
+			cp.PK = "agent#" + dst.b.AgentID
+			cp.GSI1PK = strings.Replace(cp.GSI1PK, src.b.AgentID, dst.b.AgentID, 1)
+			ops[i] = store.Put(&cp, store.Unconditional)
+		}
+		if err := dst.raw.Write(dst.ctx, ops); err != nil {
+			t.Fatalf("Write(inbox copy): %v", err)
+		}
+		items = items[n:]
+	}
+}
+
+// TestInboxLongAckedHistory: after 10,000 acknowledged rows, a fresh
+// session's first inbox_list holds the 5 unread rows, scanning only them
+// (its reads do not grow with the history); once they are acknowledged too,
+// a cursor-less inbox_list with wait_seconds waits for the next arrival.
+// Before the watermark, the first page of such a listing was empty (with a
+// next_cursor) and the wait answered at once. The history is made through
+// the hub on the embedded store; minidyn takes about ten minutes for that
+// many sends, so the DynamoDB adapter gets a copy of the inbox as stored.
+func TestInboxLongAckedHistory(t *testing.T) {
+	const history = 10_000
+	wrap := func() (*headGets, *rowsRead, []func(store.Store) store.Store) {
+		g := &headGets{seen: make(chan struct{}, 1)}
+		rr := &rowsRead{}
+		return g, rr, []func(store.Store) store.Store{
+			func(s store.Store) store.Store { rr.Store = s; return rr },
+			func(s store.Store) store.Store { g.Store = s; return g }}
+	}
+	g0, rr0, w0 := wrap()
+	src := newFixture(t, boltAdapter(), w0...)
+	ibBacklog(src, history)
+	stored := ibInboxItems(t, src)
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f, g, rr := src, g0, rr0
+		if ad.Name != "bolt" {
+			var w []func(store.Store) store.Store
+			g, rr, w = wrap()
+			f = newFixture(t, ad, w...)
+			ibCopyInbox(t, stored, src, f)
+		}
+		f.t = t
+		crA := f.prime(f.a)
+		for i := range 5 {
+			if _, err := ibDM(f, crA, fmt.Sprintf("new-%d", i), f.b.AgentID, "new"); err != nil {
+				t.Fatalf("MessageSend(new %d): %v", i, err)
+			}
+		}
+
+		crB := f.prime(f.b) // a fresh session, as after a restart
+		rr.n.Store(0)
+		f.st.Reset()
+		first, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100})
+		if err != nil {
+			t.Fatalf("InboxList(limit 100): %v", err)
+		}
+		var seqs []uint64
+		for _, r := range first.Rows {
+			seqs = append(seqs, uint64(r.InboxSeq))
+		}
+		if fmt.Sprint(seqs) != fmt.Sprint(ibSeqs(history+1, history+5)) || first.NextCursor != "" || first.ResumeCursor == "" {
+			t.Fatalf("first InboxList(limit 100) after %d acknowledged rows = rows %v, next %q; want rows %d..%d and a resume cursor",
+				history, seqs, first.NextCursor, history+1, history+5)
+		}
+		if n := rr.n.Load(); n > 5 {
+			t.Errorf("first InboxList read %d inbox rows, want only the 5 unread", n)
+		}
+		if n := f.st.Reset(); n > 4 {
+			t.Errorf("first InboxList made %d store round trips, want at most 4", n)
+		}
+		if _, err := ibAck(f, crB, "new-ack", ibSeqs(history+1, history+5)...); err != nil {
+			t.Fatalf("InboxAck(new rows): %v", err)
+		}
+
+		// Nothing unread: a fresh session's cursor-less list with a wait
+		// waits until the next row arrives.
+		crB = f.prime(f.b)
+		got := make(chan *hub.InboxListOutput, 1)
+		go func() {
+			out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100, WaitSeconds: 20})
+			if err != nil {
+				t.Errorf("waiting InboxList: %v", err)
+			}
+			got <- out
+		}()
+		select {
+		case <-g.seen: // it read the head and waits
+		case out := <-got:
+			t.Fatalf("InboxList(wait_seconds 20) with nothing unread answered without waiting: %+v", out)
+		}
+		if _, err := ibDM(f, crA, "wake", f.b.AgentID, "wake"); err != nil {
+			t.Fatalf("MessageSend(wake): %v", err)
+		}
+		out := <-got
+		if out == nil || len(out.Rows) != 1 || out.Rows[0].InboxSeq != history+6 {
+			t.Fatalf("waiting InboxList = %+v; want row %d", out, history+6)
+		}
+	})
+}
+
+// boltAdapter is the embedded store whatever AGENTBOX_TEST_ADAPTERS
+// says.
+func boltAdapter() teststores.Adapter {
+	return teststores.Adapter{Name: "bolt", OrderedWrites: true, Open: func(t testing.TB, now func() time.Time) store.Store {
+		s, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now})
+		if err != nil {
+			t.Fatalf("bolt.Open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}}
+}
+
+// TestInboxWaitNothingUnread: with a long acknowledged history and nothing
+// unread, a cursor-less inbox_list with wait_seconds 20 answers after 20
+// seconds (fake time), empty with a resume cursor.
+func TestInboxWaitNothingUnread(t *testing.T) {
+	// The embedded store only: minidyn is served over a socket, where the
+	// fake clock of a bubble cannot wait.
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, boltAdapter())
+		ibBacklog(f, 2_000)
+		crB := f.prime(f.b)
+		start := time.Now()
+		out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100, WaitSeconds: 20})
+		if err != nil || len(out.Rows) != 0 || out.ResumeCursor == "" {
+			t.Fatalf("InboxList(wait_seconds 20, nothing unread) = %+v, %v; want no rows and a resume cursor", out, err)
+		}
+		if d := time.Since(start); d < 20*time.Second {
+			t.Errorf("InboxList(wait_seconds 20, nothing unread) answered after %v, want 20s", d)
+		}
+	})
+}
+
+// TestInboxWatermarkScatteredAcks: 600 rows acknowledged 6 at a time,
+// first every other chunk (more gaps than the sequencer remembers spans
+// for), then the rest in order; the watermark still reaches the end, so a
+// fresh listing's first page holds the next rows and scans only them.
+func TestInboxWatermarkScatteredAcks(t *testing.T) {
+	const n, chunk = 600, 6
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		rr := &rowsRead{}
+		f := newFixture(t, ad, func(s store.Store) store.Store { rr.Store = s; return rr })
+		crA := f.prime(f.a)
+		ibSendMany(f, n)
+		crB := f.prime(f.b)
+		ibListAll(f, crB, hub.FilterUnread)
+		var order []int
+		for c := 0; c < n/chunk; c += 2 {
+			order = append(order, c)
+		}
+		for c := 1; c < n/chunk; c += 2 {
+			order = append(order, c)
+		}
+		for _, c := range order {
+			lo := uint64(c*chunk + 1)
+			if _, err := ibAck(f, crB, fmt.Sprintf("sc-%d", c), ibSeqs(lo, lo+chunk-1)...); err != nil {
+				t.Fatalf("InboxAck(%d..%d): %v", lo, lo+chunk-1, err)
+			}
+		}
+		if _, err := ibDM(f, crA, "next", f.b.AgentID, "next"); err != nil {
+			t.Fatalf("MessageSend(next): %v", err)
+		}
+		rr.n.Store(0)
+		out, err := f.h.InboxList(f.ctx, f.prime(f.b), hub.InboxListInput{Limit: 100})
+		if err != nil || len(out.Rows) != 1 || out.Rows[0].InboxSeq != n+1 {
+			t.Fatalf("InboxList after scattered ACKs = %+v, %v; want row %d", out, err, n+1)
+		}
+		if got := rr.n.Load(); got > 1 {
+			t.Errorf("InboxList after scattered ACKs read %d inbox rows, want 1", got)
+		}
+	})
+}
+
+// TestInboxWatermarkFromOldSequencer: an ACK sequencer written before
+// watermarks (no "w") gets one: each ACK carries W over at most 200 rows
+// already acknowledged, so a listing scans less after every ACK until it
+// reads only the unread rows again.
+func TestInboxWatermarkFromOldSequencer(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		rr := &rowsRead{}
+		f := newFixture(t, ad, func(s store.Store) store.Store { rr.Store = s; return rr })
+		crA := f.prime(f.a)
+		ibBacklog(f, 300)
+		k := store.Key{PK: "agent#" + f.b.AgentID, SK: "acks"}
+		old, err := f.raw.Get(f.ctx, k)
+		if err != nil || old == nil {
+			t.Fatalf("Get(ACK sequencer) = %v, %v", old, err)
+		}
+		legacy := *old
+		legacy.Version++
+		legacy.Data = []byte(`{"i":""}`)
+		if err := f.raw.Write(f.ctx, []store.Op{store.Put(&legacy, store.AtVersion(old.Version))}); err != nil {
+			t.Fatalf("Write(ACK sequencer without a watermark): %v", err)
+		}
+		scanned := []int64{}
+		for i := range 3 {
+			if _, err := ibDM(f, crA, fmt.Sprintf("old-%d", i), f.b.AgentID, "new"); err != nil {
+				t.Fatalf("MessageSend: %v", err)
+			}
+			crB := f.prime(f.b)
+			rr.n.Store(0)
+			out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100})
+			if err != nil || len(out.Rows) != 1 {
+				t.Fatalf("InboxList after %d ACKs = %+v, %v; want the one new row", i, out, err)
+			}
+			scanned = append(scanned, rr.n.Load())
+			if _, err := ibAck(f, crB, fmt.Sprintf("old-ack-%d", i), uint64(out.Rows[0].InboxSeq)); err != nil {
+				t.Fatalf("InboxAck: %v", err)
+			}
+		}
+		if fmt.Sprint(scanned) != "[301 102 1]" {
+			t.Errorf("rows each listing read, one ACK apart = %v, want [301 102 1]", scanned)
+		}
+	})
+}
