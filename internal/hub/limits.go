@@ -445,5 +445,6 @@ func (l *limiter) roomFull(members int64) error {
 	if l.roomMembers <= 0 || members < int64(l.roomMembers) {
 		return nil
 	}
-	return apperr.Limit("room_members_max", fmt.Sprintf("%d members per room; remove a member first or use another room", l.roomMembers))
+	return apperr.Limit("room_members_max", fmt.Sprintf("%d members per room", l.roomMembers)).
+		WithNext("Remove a member first (admin remove-member), or use another room; the cap is the stack's room member quota.")
 }

@@ -60,7 +60,8 @@ func get(t *testing.T, url, key string) *http.Response {
 
 // TestOwnerKeyFailuresLimited: wrong owner keys are answered 401 up to the
 // failed-authentication burst, then 429 with Retry-After before the store
-// is read — from that address, and for that key id from any address.
+// is read: for that key id, and (for keys that do not parse) for that
+// address.
 func TestOwnerKeyFailuresLimited(t *testing.T) {
 	srv, st, _, owner := limitedView(t)
 	wrong := owner[:len(owner)-4] + "AAAA" // the right key id, a wrong secret
@@ -77,8 +78,15 @@ func TestOwnerKeyFailuresLimited(t *testing.T) {
 	if n := st.Reset(); n != 0 {
 		t.Errorf("a refused owner key cost %d store round trips, want none", n)
 	}
+	// A well-formed key's failures count against its key id only; keys
+	// that do not parse count against the address.
+	for i := range 3 {
+		if resp := get(t, srv.URL+"/ui/api/box", "abo_garbage"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("GET /ui/api/box with a malformed key #%d = %d, want 401", i+1, resp.StatusCode)
+		}
+	}
 	if resp := get(t, srv.URL+"/ui/api/box", "abo_garbage"); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("GET /ui/api/box with a malformed key from the limited address = %d, want 429", resp.StatusCode)
+		t.Errorf("GET /ui/api/box with a malformed key after 3 from this address = %d, want 429", resp.StatusCode)
 	}
 }
 
