@@ -126,7 +126,11 @@ func TestOperations(t *testing.T) {
 			if a := get(props, "AlarmActions"); a == nil || a.Tag != "!If" || len(a.Content) != 3 || a.Content[0].Value != "HasAlarmTopic" {
 				t.Errorf("%s: AlarmActions do not notify AlarmTopicArn when set", res.key)
 			}
-			for _, m := range get(props, "Metrics").Content {
+			var math []*yaml.Node // nil for an alarm on one metric
+			if m := get(props, "Metrics"); m != nil {
+				math = m.Content
+			}
+			for _, m := range math {
 				dims := path(m, "MetricStat", "Metric", "Dimensions")
 				if dims == nil {
 					continue // an expression
