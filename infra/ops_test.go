@@ -2,6 +2,8 @@ package infra_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -264,5 +266,39 @@ func TestDashboard(t *testing.T) {
 		if !shown[m] {
 			t.Errorf("the dashboard does not show %s", m)
 		}
+	}
+}
+
+// TestReadmeTenantCeilings: the README's account ceilings count the
+// functions the template has: every function holds a copy of the binary,
+// and ToolReservedConcurrency multiplies by the functions that take it.
+func TestReadmeTenantCeilings(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	tools := len(registry.New().Tools())
+	for _, want := range []string{
+		fmt.Sprintf("%d functions\n  (every tool, MCP, the sweep and the operator view)", tools+3),
+		fmt.Sprintf("`ToolReservedConcurrency` applies to each of %d functions", tools+2),
+		fmt.Sprintf("it costs %d × its value", tools+2),
+		"75 GB", "1,000 per account", "must keep 100 unreserved", "What to raise first",
+		"has no authentication. Is this okay?", "--config-env", `{"message":"Too Many Requests"}`, "ExistingTableName=agentbox-<tenant>",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README's tenant section lacks %q", want)
+		}
+	}
+	// Each function reserving ToolReservedConcurrency is one of them.
+	reserving := 0
+	for _, p := range pairs(get(loadTemplate(t), "Resources")) {
+		r := path(p.val, "Properties", "ReservedConcurrentExecutions")
+		if r != nil && r.Tag == "!If" && r.Content[0].Value == "ReserveToolConcurrency" {
+			reserving++
+		}
+	}
+	if reserving != tools+2 {
+		t.Errorf("%d functions reserve ToolReservedConcurrency, the README says %d", reserving, tools+2)
 	}
 }
