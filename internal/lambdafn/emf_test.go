@@ -11,8 +11,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // emfRecord is an EMF line as CloudWatch reads it.
@@ -190,5 +193,40 @@ func TestInvocationLogFields(t *testing.T) {
 		if _, ok := got[keyMemory].(float64); !ok {
 			t.Errorf("line %d: no %s: %s", i, keyMemory, lines[i])
 		}
+	}
+}
+
+// failingQuery is a store whose queries fail: the sweep cannot run.
+type failingQuery struct{ store.Store }
+
+func (failingQuery) Query(context.Context, store.Query) ([]*store.Item, error) {
+	return nil, store.ErrUnavailable
+}
+
+// TestSweepHandlerReportsAndFails: a scheduled run returns its figures and
+// writes them as one EMF line; a run whose sweep cannot query returns an
+// error (the function's error alarm) and no line.
+func TestSweepHandlerReportsAndFails(t *testing.T) {
+	t.Parallel()
+	st := teststores.All()[0].Open(t, time.Now)
+	var buf bytes.Buffer
+	rec := newEMF(&buf, "agentbox/t")
+	log := reqlog.NewLogger(&bytes.Buffer{}, slog.LevelInfo)
+	ctx := context.Background()
+
+	got, err := sweepHandler(hub.New(st, hub.Options{Logger: log, Metrics: rec}), log)(ctx, nil)
+	if err != nil || got != (SweepResult{}) {
+		t.Fatalf("sweep of an empty table = %+v, %v", got, err)
+	}
+	r := decodeEMF(t, bytes.TrimSpace(buf.Bytes()))
+	if r.Values["IntentsStuck"] != 0.0 || r.Values["Function"] != SweepFunction {
+		t.Errorf("sweep line = %v", r.Values)
+	}
+	buf.Reset()
+	if _, err := sweepHandler(hub.New(failingQuery{st}, hub.Options{Logger: log, Metrics: rec}), log)(ctx, nil); err == nil {
+		t.Fatal("a sweep that cannot query returned no error")
+	}
+	if buf.Len() != 0 {
+		t.Errorf("a failed sweep wrote %s", buf.Bytes())
 	}
 }
