@@ -74,7 +74,7 @@ func opsParameters(w func(string, ...any)) {
 	w("    AllowedPattern: %s", q("^(agentbox-[a-z][a-z0-9-]{0,39})?$"))
 	w("  Tracing:")
 	w("    Type: String")
-	w("    Description: Active turns on X-Ray active tracing of every function (one segment per invocation); Disabled passes an upstream trace header through only.")
+	w("    Description: %s", q("Active turns on X-Ray active tracing of every function: a segment per invocation, with a subsegment per DynamoDB call. Disabled passes an upstream trace header through only."))
 	w("    Default: Disabled")
 	w("    AllowedValues: [Disabled, Active]")
 	w("  LatencyAlarmMilliseconds:")

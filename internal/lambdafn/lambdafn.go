@@ -19,6 +19,11 @@
 //   - AWS_REGION: set by Lambda; the SDK's default resolution applies.
 //   - AGENTBOX_DYNAMODB_ENDPOINT (optional): a DynamoDB-compatible endpoint
 //     (DynamoDB Local, minidyn, a VPC endpoint) for sam local and tests.
+//   - AGENTBOX_METRICS_NAMESPACE (optional): the CloudWatch namespace of
+//     the function's Embedded Metric Format lines (emf.go); the template
+//     sets agentbox/<stack name>.
+//   - AWS_XRAY_DAEMON_ADDRESS: set by Lambda; with it, the DynamoDB calls of
+//     a sampled invocation are X-Ray subsegments (xray.go).
 //
 // # Cold start
 //
@@ -154,7 +159,8 @@ func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger, r
 	if err != nil {
 		return nil, err
 	}
-	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint})
+	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint,
+		APIOptions: tracingOptions(getenv)})
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
 	}
