@@ -46,10 +46,23 @@ type emf struct {
 	namespace string
 	tools     map[string]bool
 	now       func() time.Time
-	mu        sync.Mutex
 	w         io.Writer
 }
 
+// lineWriter serializes whole-line writes to w.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// newEMF writes to w, one Write per line; w serializes them (lineWriter)
+// when lines may be written concurrently.
 func newEMF(w io.Writer, namespace string) *emf {
 	if namespace == "" {
 		namespace = defaultNamespace
@@ -115,7 +128,5 @@ func (m *emf) write(ctx context.Context, ds []emfDirective, values map[string]an
 	if err != nil {
 		return // unreachable: strings and numbers
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	_, _ = m.w.Write(append(b, '\n'))
 }

@@ -90,9 +90,12 @@ const sweepBatch = 200
 // return.
 func Start() {
 	function := os.Getenv(EnvFunction)
-	log := functionLogger(reqlog.NewLogger(os.Stdout, slog.LevelInfo)).With(slog.String("version", version.Version))
+	// The log lines and the metric lines share stdout: one writer, one
+	// line per Write, so that concurrent lines never interleave.
+	out := &lineWriter{w: os.Stdout}
+	log := functionLogger(reqlog.NewLogger(out, slog.LevelInfo)).With(slog.String("version", version.Version))
 	slog.SetDefault(log)
-	rec := newEMF(os.Stdout, os.Getenv(EnvMetricsNamespace))
+	rec := newEMF(out, os.Getenv(EnvMetricsNamespace))
 	if function == SweepFunction {
 		h, err := newHub(context.Background(), os.Getenv, log, rec)
 		if err != nil {
