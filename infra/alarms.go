@@ -8,8 +8,9 @@ package infra
 //
 // Lambda errors and throttles are alarmed per function (one alarm each,
 // on their sum), since CloudWatch alarms on metric math take at most 10
-// metrics and a stack has more functions than that. The sweeper's failure
-// alarm comes with the sweeper function (not in this template yet).
+// metrics and a stack has more functions than that. A failed sweep run
+// raises SweepErrorsAlarm; an intent it cannot finish, SweepStuckAlarm
+// (ops.go).
 
 import (
 	"fmt"
