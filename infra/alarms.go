@@ -8,8 +8,9 @@ package infra
 //
 // Lambda errors and throttles are alarmed per function (one alarm each,
 // on their sum), since CloudWatch alarms on metric math take at most 10
-// metrics and a stack has more functions than that. The sweeper's failure
-// alarm comes with the sweeper function (not in this template yet).
+// metrics and a stack has more functions than that. A failed sweep run
+// raises SweepErrorsAlarm; an intent it cannot finish, SweepStuckAlarm
+// (ops.go).
 
 import (
 	"fmt"
@@ -20,8 +21,17 @@ import (
 var dynamoOperations = []string{"GetItem", "BatchGetItem", "Query", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 
 func alarmHead(w func(string, ...any), id, description string) {
+	alarmHeadIf(w, id, "", description)
+}
+
+// alarmHeadIf is alarmHead for an alarm that exists under condition (none
+// when empty).
+func alarmHeadIf(w func(string, ...any), id, condition, description string) {
 	w("  %s:", id)
 	w("    Type: AWS::CloudWatch::Alarm")
+	if condition != "" {
+		w("    Condition: %s", condition)
+	}
 	w("    Properties:")
 	w("      AlarmDescription: !Sub %s", q("agentbox ${TenantName}: "+description))
 	w("      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]")
@@ -30,13 +40,18 @@ func alarmHead(w func(string, ...any), id, description string) {
 	w("      TreatMissingData: notBreaching")
 }
 
-// metric writes one metric of an alarm's metric math.
+// metric writes one metric of an alarm's metric math, summed.
 func metric(w func(string, ...any), id, namespace, name string, dims [][2]string) {
+	metricStat(w, id, namespace, name, "Sum", dims)
+}
+
+// metricStat writes one metric of an alarm's metric math.
+func metricStat(w func(string, ...any), id, namespace, name, stat string, dims [][2]string) {
 	w("        - Id: %s", id)
 	w("          ReturnData: false")
 	w("          MetricStat:")
 	w("            Period: 300")
-	w("            Stat: Sum")
+	w("            Stat: %s", stat)
 	w("            Metric:")
 	w("              Namespace: %s", namespace)
 	w("              MetricName: %s", q(name))
@@ -76,29 +91,42 @@ func functionAlarm(w func(string, ...any), fn string) {
 		[]alarmMetric{{"errors", "AWS/Lambda", "Errors", dims}, {"throttles", "AWS/Lambda", "Throttles", dims}})
 }
 
-func tableAndAPIAlarms(w func(string, ...any)) {
+// rateAlarm alarms when the HTTP API's responses of class (4xx, 5xx) are
+// more than the percentage param of its requests.
+func rateAlarm(w func(string, ...any), id, description, class, param string) {
 	api := [][2]string{{"ApiId", "!Ref " + APIResource}}
-	alarmHead(w, "Api5xxAlarm", "more than Api5xxRatePercent of HTTP API responses were 5xx")
+	alarmHead(w, id, description)
 	w("      ComparisonOperator: GreaterThanThreshold")
-	w("      Threshold: !Ref Api5xxRatePercent")
+	w("      Threshold: !Ref %s", param)
 	w("      Metrics:")
-	metric(w, "errors", "AWS/ApiGateway", "5xx", api)
+	metric(w, "errors", "AWS/ApiGateway", class, api)
 	metric(w, "requests", "AWS/ApiGateway", "Count", api)
 	w("        - Id: rate")
 	w("          Expression: IF(requests > 0, 100 * errors / requests, 0)")
-	w("          Label: 5xx percent")
+	w("          Label: %s percent", class)
 	w("          ReturnData: true")
 	w("")
+}
 
-	table := [][2]string{{"TableName", "!Ref " + TableResource}}
-	sumAlarm(w, "TableThrottleAlarm", "DynamoDB throttled reads or writes on the table", "throttle events",
-		[]alarmMetric{{"reads", "AWS/DynamoDB", "ReadThrottleEvents", table}, {"writes", "AWS/DynamoDB", "WriteThrottleEvents", table}})
+func tableAndAPIAlarms(w func(string, ...any)) {
+	rateAlarm(w, "Api5xxAlarm", "more than Api5xxRatePercent of HTTP API responses were 5xx", "5xx", "Api5xxRatePercent")
 
-	// SystemErrors has an Operation dimension: one metric per operation
-	// the functions call.
-	var ops []alarmMetric
-	for i, op := range dynamoOperations {
-		ops = append(ops, alarmMetric{fmt.Sprintf("op%d", i), "AWS/DynamoDB", "SystemErrors", append(slices.Clone(table), [2]string{"Operation", op})})
+	// Per operation, ThrottledRequests counts a request throttled on the
+	// table or on any of its indexes (Read/WriteThrottleEvents by
+	// TableName alone leave the indexes out), the spend cap's
+	// included. SystemErrors likewise: one metric per operation the
+	// functions call.
+	table := [][2]string{{"TableName", tableName}}
+	perOperation := func(name string) []alarmMetric {
+		var ops []alarmMetric
+		for i, op := range dynamoOperations {
+			ops = append(ops, alarmMetric{fmt.Sprintf("op%d", i), "AWS/DynamoDB", name, append(slices.Clone(table), [2]string{"Operation", op})})
+		}
+		return ops
 	}
-	sumAlarm(w, "TableSystemErrorsAlarm", "DynamoDB answered the functions with system errors (HTTP 500)", "system errors", ops)
+	sumAlarm(w, "TableThrottleAlarm", "DynamoDB throttled requests on the table or its indexes (capacity or the spend cap)", "throttled requests",
+		perOperation("ThrottledRequests"))
+	sumAlarm(w, "TableSystemErrorsAlarm", "DynamoDB answered the functions with system errors (HTTP 500)", "system errors",
+		perOperation("SystemErrors"))
+	opsAlarms(w)
 }

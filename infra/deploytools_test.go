@@ -95,15 +95,19 @@ func TestSAMTransform(t *testing.T) {
 	// Every tool, MCP, the intent sweep and the operator view.
 	functions := len(registry.New().Tools()) + 3
 	for typ, want := range map[string]int{
-		"AWS::Lambda::Function":     functions,
-		"AWS::IAM::Role":            3,
-		"AWS::CloudWatch::Alarm":    functions + 3,
-		"AWS::Logs::LogGroup":       functions + 1,
-		"AWS::DynamoDB::Table":      1,
-		"AWS::ApiGatewayV2::Api":    1,
-		"AWS::ApiGatewayV2::Stage":  1,
-		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
-		"AWS::Serverless::Function": 0,
+		"AWS::Lambda::Function": functions,
+		"AWS::IAM::Role":        3,
+		// Errors and latency per function (not inbox_list's latency),
+		// concurrency per function (conditional), API 5xx and 4xx, table
+		// throttles and system errors, stuck intents.
+		"AWS::CloudWatch::Alarm":     3*functions - 1 + 5,
+		"AWS::CloudWatch::Dashboard": 1,
+		"AWS::Logs::LogGroup":        functions + 1,
+		"AWS::DynamoDB::Table":       1,
+		"AWS::ApiGatewayV2::Api":     1,
+		"AWS::ApiGatewayV2::Stage":   1,
+		"AWS::Lambda::Permission":    functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
+		"AWS::Serverless::Function":  0,
 	} {
 		if count[typ] != want {
 			t.Errorf("SAM transform yields %d %s, want %d", count[typ], typ, want)

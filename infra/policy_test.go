@@ -43,6 +43,15 @@ func TestRolesLeastPrivilege(t *testing.T) {
 		var tableActions, writes, guardedWrites []string
 		for _, pol := range get(get(res.val, "Properties"), "Policies").Content {
 			for _, st := range get(get(pol, "PolicyDocument"), "Statement").Content {
+				if st.Tag == "!If" {
+					// A statement under a condition (tracing): its
+					// statement, or none.
+					if len(st.Content) != 3 || !isRef(st.Content[2], "AWS::NoValue") {
+						t.Errorf("%s: a conditional statement that is not [condition, statement, AWS::NoValue]", res.key)
+						continue
+					}
+					st = st.Content[1]
+				}
 				if e := str(get(st, "Effect")); e != "Allow" {
 					t.Errorf("%s: statement %s has Effect %q; roles only allow", res.key, str(get(st, "Sid")), e)
 				}
@@ -126,7 +135,11 @@ func TestOperations(t *testing.T) {
 			if a := get(props, "AlarmActions"); a == nil || a.Tag != "!If" || len(a.Content) != 3 || a.Content[0].Value != "HasAlarmTopic" {
 				t.Errorf("%s: AlarmActions do not notify AlarmTopicArn when set", res.key)
 			}
-			for _, m := range get(props, "Metrics").Content {
+			var math []*yaml.Node // nil for an alarm on one metric
+			if m := get(props, "Metrics"); m != nil {
+				math = m.Content
+			}
+			for _, m := range math {
 				dims := path(m, "MetricStat", "Metric", "Dimensions")
 				if dims == nil {
 					continue // an expression

@@ -80,6 +80,7 @@ func roles(w func(string, ...any)) {
 		w("                Effect: Allow")
 		w("                Action: [logs:CreateLogStream, logs:PutLogEvents]")
 		w("                Resource: !Sub \"arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/agentbox/${TenantName}/*\"")
+		xrayStatement(w)
 		if statements != nil {
 			statements()
 		}
@@ -93,8 +94,8 @@ func roles(w func(string, ...any)) {
 		w("                Effect: Allow")
 		w("                Action: [%s]", strings.Join(ReadActions, ", "))
 		w("                Resource:")
-		w("                  - !GetAtt %s.Arn", TableResource)
-		w("                  - !Sub \"${%s.Arn}/index/*\"", TableResource)
+		w("                  - %s", tableArn)
+		w("                  - %s", tableIndexArn)
 	}
 	role(PublicRole, "get_help, which reads no table", nil)
 	// write grants the item writes, limited to the given partition keys
@@ -103,7 +104,7 @@ func roles(w func(string, ...any)) {
 		w("              - Sid: %s", sid)
 		w("                Effect: Allow")
 		w("                Action: [%s]", strings.Join(WriteActions, ", "))
-		w("                Resource: !GetAtt %s.Arn", TableResource)
+		w("                Resource: %s", tableArn)
 		if len(keys) > 0 {
 			w("                Condition:")
 			w("                  ForAllValues:StringLike:")

@@ -104,12 +104,16 @@ func q(s string) string {
 var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 
 // accessLogFormat is the HTTP API's access log line: request metadata
-// only. API Gateway context variables never include request headers, so
-// agent keys cannot reach this log.
+// only, and API Gateway's own error (its throttle, a function that failed
+// or timed out: the answers that carry its body, not the envelope).
+// API Gateway context variables never include request headers, so agent
+// keys cannot reach this log.
 const accessLogFormat = `{"requestId":"$context.requestId","routeKey":"$context.routeKey","status":"$context.status",` +
 	`"integrationStatus":"$context.integrationStatus","latencyMs":"$context.responseLatency",` +
 	`"integrationLatencyMs":"$context.integrationLatency","responseLength":"$context.responseLength",` +
-	`"sourceIp":"$context.identity.sourceIp","requestTime":"$context.requestTime"}`
+	`"sourceIp":"$context.identity.sourceIp","requestTime":"$context.requestTime",` +
+	`"error":"$context.error.message","errorType":"$context.error.responseType",` +
+	`"integrationError":"$context.integrationErrorMessage"}`
 
 // Template renders template.yaml for the tools of r.
 func Template(r *registry.Registry) []byte {
@@ -176,6 +180,7 @@ func Template(r *registry.Registry) []byte {
 	w("    Default: 5")
 	w("    MinValue: 1")
 	w("    MaxValue: 100")
+	opsParameters(w)
 	// Rate limits and quotas (internal/limits): every function reads them
 	// from its environment; "rate,burst" per second, 0 turns one off.
 	for _, st := range limits.Settings() {
@@ -189,6 +194,7 @@ func Template(r *registry.Registry) []byte {
 	w("  HasAlarmTopic: !Not [!Equals [!Ref AlarmTopicArn, \"\"]]")
 	w("  ReserveToolConcurrency: !Not [!Equals [!Ref ToolReservedConcurrency, 0]]")
 	w("  ReserveMcpConcurrency: !Not [!Equals [!Ref McpReservedConcurrency, 0]]")
+	opsConditions(w)
 	w("")
 	w("Globals:")
 	w("  Function:")
@@ -196,11 +202,11 @@ func Template(r *registry.Registry) []byte {
 	w("    Architectures:")
 	w("      - arm64")
 	w("    Handler: bootstrap")
-	w("    MemorySize: 256")
-	w("    Timeout: %d", MCPTimeoutSeconds)
+	opsGlobals(w)
 	w("    Environment:")
 	w("      Variables:")
-	w("        %s: !Ref %s", TableEnv, TableResource)
+	w("        %s: %s", TableEnv, tableName)
+	w("        %s: !Sub %s", MetricsNamespaceEnv, q(metricsNamespace))
 	for _, st := range limits.Settings() {
 		w("        %s: !Ref %s", st.Env, st.Param)
 	}
@@ -280,6 +286,7 @@ func Template(r *registry.Registry) []byte {
 		w("")
 		logGroup(w, logs, name)
 		functionAlarm(w, id)
+		functionOpsAlarms(w, id, reserve, name == WaitTool)
 	}
 	for _, t := range r.Tools() {
 		routes := []route{{event: "Route", method: t.Method, path: t.Path}}
@@ -322,9 +329,12 @@ func Template(r *registry.Registry) []byte {
 	w("    # replacement, and cannot be deleted by accident.")
 	w("    DeletionPolicy: Retain")
 	w("    UpdateReplacePolicy: Retain")
+	w("    # Absent when the stack attaches a retained table (ExistingTableName).")
+	w("    Condition: CreateTable")
 	w("    Properties:")
 	w("      TableName: !Sub \"agentbox-${TenantName}\"")
 	w("      BillingMode: PAY_PER_REQUEST")
+	tableCap(w, "      ")
 	w("      DeletionProtectionEnabled: true")
 	w("      AttributeDefinitions:")
 	for _, a := range attributes(def) {
@@ -340,6 +350,7 @@ func Template(r *registry.Registry) []byte {
 		keySchema(w, "            ", ix.PK, ix.SK)
 		w("          Projection:")
 		w("            ProjectionType: ALL")
+		tableCap(w, "          ")
 	}
 	w("      TimeToLiveSpecification:")
 	w("        AttributeName: %s", def.TTL)
@@ -347,12 +358,14 @@ func Template(r *registry.Registry) []byte {
 	w("      PointInTimeRecoverySpecification:")
 	w("        PointInTimeRecoveryEnabled: true")
 	w("      SSESpecification:")
-	w("        SSEEnabled: true")
+	w("        # false: DynamoDB's AWS-owned key; true: the aws/dynamodb KMS key.")
+	w("        SSEEnabled: !If [UseOwnedTableKey, false, true]")
 	w("      Tags:")
 	w("        - Key: agentbox:tenant")
 	w("          Value: !Ref TenantName")
 	w("")
 	tableAndAPIAlarms(w)
+	dashboard(w)
 	w("Outputs:")
 	w("  ApiUrl:")
 	w("    Description: REST base URL; tools live under it (see README).")
@@ -362,7 +375,10 @@ func Template(r *registry.Registry) []byte {
 	w("    Value: !Sub \"https://${%s}.execute-api.${AWS::Region}.${AWS::URLSuffix}%s\"", APIResource, MCPPath)
 	w("  TableName:")
 	w("    Description: The table; pass it to `agentbox admin --table`.")
-	w("    Value: !Ref %s", TableResource)
+	w("    Value: %s", tableName)
+	w("  Dashboard:")
+	w("    Description: The tenant's CloudWatch dashboard.")
+	w("    Value: !Sub \"https://${AWS::Region}.console.${AWS::URLSuffix}/cloudwatch/home?region=${AWS::Region}#dashboards:name=agentbox-${TenantName}\"")
 	return []byte(b.String())
 }
 

@@ -135,7 +135,7 @@ func TestTemplateStructure(t *testing.T) {
 		t.Errorf("Transform = %q, want AWS::Serverless-2016-10-31", got)
 	}
 	fnGlobals := path(root, "Globals", "Function")
-	for key, want := range map[string]string{"Runtime": "provided.al2023", "Handler": "bootstrap", "MemorySize": "256", "Timeout": "10"} {
+	for key, want := range map[string]string{"Runtime": "provided.al2023", "Handler": "bootstrap"} {
 		if got := str(get(fnGlobals, key)); got != want {
 			t.Errorf("Globals.Function.%s = %q, want %q", key, got, want)
 		}
@@ -143,8 +143,8 @@ func TestTemplateStructure(t *testing.T) {
 	if arch := get(fnGlobals, "Architectures"); arch == nil || len(arch.Content) != 1 || arch.Content[0].Value != "arm64" {
 		t.Errorf("Globals.Function.Architectures is not [arm64]")
 	}
-	if env := path(fnGlobals, "Environment", "Variables", infra.TableEnv); !isRef(env, infra.TableResource) {
-		t.Errorf("Globals.Function.Environment.Variables.%s is not !Ref %s", infra.TableEnv, infra.TableResource)
+	if env := path(fnGlobals, "Environment", "Variables", infra.TableEnv); !isTableName(env) {
+		t.Errorf("Globals.Function.Environment.Variables.%s is not the table's name", infra.TableEnv)
 	}
 
 	resources := get(root, "Resources")
@@ -322,8 +322,12 @@ func checkTable(t *testing.T, table *yaml.Node) {
 	if pitr := str(path(props, "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled")); pitr != "true" {
 		t.Errorf("PointInTimeRecoveryEnabled = %q, want true", pitr)
 	}
-	if sse := str(path(props, "SSESpecification", "SSEEnabled")); sse != "true" {
-		t.Errorf("SSEEnabled = %q, want true", sse)
+	// The key option: the AWS-owned key (SSEEnabled false) or the
+	// AWS-managed one (true), never unencrypted (which DynamoDB does not
+	// offer).
+	if sse := path(props, "SSESpecification", "SSEEnabled"); sse == nil || sse.Tag != "!If" || len(sse.Content) != 3 ||
+		sse.Content[0].Value != "UseOwnedTableKey" || sse.Content[1].Value != "false" || sse.Content[2].Value != "true" {
+		t.Errorf("SSEEnabled is not !If [UseOwnedTableKey, false, true]")
 	}
 }
 

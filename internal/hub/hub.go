@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	// compare-and-set decides. Tests that force concurrent calls to read
 	// before any of them writes set it.
 	IndependentCalls bool
+	// Metrics receives one record per sweep run; the transports read it
+	// (Metrics) to record their calls. nil records nothing.
+	Metrics metrics.Recorder
 }
 
 // Hub is the domain service. It is safe for concurrent use and holds no
@@ -68,12 +72,17 @@ type Hub struct {
 	waiters waiters
 	// hot serializes this process's writers of one counter (serial.go).
 	hot *hotLocks
+	// metrics receives what an operator counts (package metrics).
+	metrics metrics.Recorder
 }
 
 // New returns a Hub over st.
 func New(st store.Store, opts Options) *Hub {
 	h := &Hub{st: readStore{st}, raw: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
-		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites)}
+		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites), metrics: opts.Metrics}
+	if h.metrics == nil {
+		h.metrics = metrics.Nop{}
+	}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -92,6 +101,9 @@ func New(st store.Store, opts Options) *Hub {
 // Store exposes the port, for the admin plane and tests that count round
 // trips.
 func (h *Hub) Store() store.Store { return h.raw }
+
+// Metrics is the recorder the transports report their calls to.
+func (h *Hub) Metrics() metrics.Recorder { return h.metrics }
 
 func (h *Hub) clock() time.Time { return h.now().UTC() }
 

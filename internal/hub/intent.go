@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/google/uuid"
 )
@@ -155,6 +156,9 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			adv.op = store.Put(next, store.AtVersion(it.Version))
 		}
 		err = h.write(ctx, append([]guardedOp{adv}, ops...), -1)
+		if err == nil && rec.Kind == intentFanout {
+			metrics.AddFanoutStep(ctx)
+		}
 		switch {
 		case err == nil && next == nil:
 			return nil
@@ -166,6 +170,7 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			if misses >= finishAttempts {
 				return apperr.Unavailable(err)
 			}
+			metrics.AddRetry(ctx)
 			if err := sleepBackoff(ctx, misses); err != nil {
 				return err
 			}
@@ -197,6 +202,16 @@ const SweepGrace = time.Minute
 // limit of them, and reports how many it finished. Finishing is idempotent,
 // so any number of sweepers may run at once.
 func (h *Hub) Sweep(ctx context.Context, grace time.Duration, limit int) (int, error) {
+	r, err := h.SweepReport(ctx, grace, limit)
+	return r.Finished, err
+}
+
+// SweepReport is Sweep reporting what it found, finished and could not
+// finish; the report also goes to the hub's metrics recorder. An intent it
+// cannot finish (its step keeps failing) stays for the next run and counts
+// as stuck, which is not an error of the run: an error is the sweep itself
+// failing (its query).
+func (h *Hub) SweepReport(ctx context.Context, grace time.Duration, limit int) (metrics.Sweep, error) {
 	cutoff := h.clock().Add(-grace)
 	parts := intentPartitions()
 	found := make([][]*store.Item, len(parts))
@@ -207,24 +222,27 @@ func (h *Hub) Sweep(ctx context.Context, grace time.Duration, limit int) (int, e
 		return err
 	})
 	if err != nil {
-		return 0, storageErr(err)
+		return metrics.Sweep{}, storageErr(err)
 	}
 	// Oldest first across the shards, at most limit.
 	rows := slices.Concat(found...)
 	slices.SortFunc(rows, func(a, b *store.Item) int { return cmp.Compare(a.GSI1SK, b.GSI1SK) })
 	rows = rows[:min(len(rows), limit)]
-	done := 0
+	r := metrics.Sweep{Due: len(rows)}
 	for _, it := range rows {
 		rec, err := decode[intentRecord](it)
 		if err != nil {
 			h.log.ErrorContext(ctx, "undecodable intent", "key", it.PK)
+			r.Stuck++
 			continue
 		}
 		if err := h.finish(ctx, rec.ID); err != nil {
 			h.log.WarnContext(ctx, "sweep could not finish an intent", "intent", rec.ID, "err", err)
+			r.Stuck++
 			continue
 		}
-		done++
+		r.Finished++
 	}
-	return done, nil
+	h.metrics.Sweep(ctx, r)
+	return r, nil
 }

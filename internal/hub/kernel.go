@@ -37,6 +37,7 @@ import (
 	"errors"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -291,6 +292,7 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	var last error
 	for attempt := range retryAttempts {
 		if attempt > 0 {
+			metrics.AddRetry(ctx)
 			if err := sleepBackoff(ctx, attempt); err != nil {
 				return zero, err
 			}

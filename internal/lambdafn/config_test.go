@@ -17,7 +17,7 @@ func env(vars map[string]string) func(string) string {
 }
 
 func TestInitializeRequiresTable(t *testing.T) {
-	_, err := initialize(context.Background(), env(nil), reqlog.NewLogger(discard{}, 0), nil)
+	_, err := initialize(context.Background(), env(nil), reqlog.NewLogger(discard{}, 0), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), EnvTable) {
 		t.Errorf("initialize without %s = %v, want an error naming it", EnvTable, err)
 	}
@@ -42,7 +42,7 @@ func TestInitializeBuildsOffline(t *testing.T) {
 			"", "/v1/help/get_help"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := initialize(context.Background(), vars, reqlog.NewLogger(discard{}, 0), tc.build)
+			h, err := initialize(context.Background(), vars, reqlog.NewLogger(discard{}, 0), nil, tc.build)
 			if err != nil {
 				t.Fatalf("initialize: %v", err)
 			}

@@ -19,6 +19,11 @@
 //   - AWS_REGION: set by Lambda; the SDK's default resolution applies.
 //   - AGENTBOX_DYNAMODB_ENDPOINT (optional): a DynamoDB-compatible endpoint
 //     (DynamoDB Local, minidyn, a VPC endpoint) for sam local and tests.
+//   - AGENTBOX_METRICS_NAMESPACE (optional): the CloudWatch namespace of
+//     the function's Embedded Metric Format lines (emf.go); the template
+//     sets agentbox/<stack name>.
+//   - AWS_XRAY_DAEMON_ADDRESS: set by Lambda; with it, the DynamoDB calls of
+//     a sampled invocation are X-Ray subsegments (xray.go).
 //
 // # Cold start
 //
@@ -30,6 +35,7 @@ package lambdafn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,6 +49,7 @@ import (
 	"github.com/agentbox/agentbox/internal/lambdahttp"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
@@ -83,22 +90,26 @@ const sweepBatch = 200
 // return.
 func Start() {
 	function := os.Getenv(EnvFunction)
-	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo).With(slog.String("version", version.Version))
+	// The log lines and the metric lines share stdout: one writer, one
+	// line per Write, so that concurrent lines never interleave.
+	out := &lineWriter{w: os.Stdout}
+	log := functionLogger(reqlog.NewLogger(out, slog.LevelInfo)).With(slog.String("version", version.Version))
 	slog.SetDefault(log)
+	rec := newEMF(out, os.Getenv(EnvMetricsNamespace))
 	if function == SweepFunction {
-		h, err := newHub(context.Background(), os.Getenv, log)
+		h, err := newHub(context.Background(), os.Getenv, log, rec)
 		if err != nil {
 			log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
 			os.Exit(1)
 		}
-		lambda.Start(sweepHandler(h, log))
+		lambda.Start(invoked(sweepHandler(h, log)))
 	}
-	handler, err := initialize(context.Background(), os.Getenv, log, builder(function))
+	handler, err := initialize(context.Background(), os.Getenv, log, rec, builder(function))
 	if err != nil {
 		log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
 		os.Exit(1)
 	}
-	lambda.Start(lambdahttp.Handler(handler))
+	lambda.Start(invoked(lambdahttp.Handler(handler)))
 }
 
 var errNoFunction = errors.New(EnvFunction + ` is not set: it must be "mcp" or a tool name (the template sets it)`)
@@ -135,22 +146,24 @@ func configFrom(getenv func(string) string) (config, error) {
 
 // initialize reads the configuration and builds the store, the hub and,
 // with build, the handler.
-func initialize(ctx context.Context, getenv func(string) string, log *slog.Logger,
+func initialize(ctx context.Context, getenv func(string) string, log *slog.Logger, rec metrics.Recorder,
 	build func(*hub.Hub, *slog.Logger) (http.Handler, error)) (http.Handler, error) {
-	h, err := newHub(ctx, getenv, log)
+	h, err := newHub(ctx, getenv, log, rec)
 	if err != nil {
 		return nil, err
 	}
 	return build(h, log)
 }
 
-// newHub builds the store and the hub from the environment.
-func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger) (*hub.Hub, error) {
+// newHub builds the store and the hub from the environment; rec receives
+// the metrics.
+func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger, rec metrics.Recorder) (*hub.Hub, error) {
 	cfg, err := configFrom(getenv)
 	if err != nil {
 		return nil, err
 	}
-	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint})
+	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint,
+		APIOptions: tracingOptions(getenv)})
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
 	}
@@ -158,27 +171,30 @@ func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	return hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim}), nil
+	return hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim, Metrics: rec}), nil
 }
 
 // SweepResult is what one scheduled sweep reports.
 type SweepResult struct {
+	Due      int `json:"due"`
 	Finished int `json:"finished"`
+	Stuck    int `json:"stuck"`
 }
 
 // sweepHandler finishes intents older than hub.SweepGrace: a fan-out or
-// an ACK whose caller died between its writes. A failure is returned, so
-// the function's error alarm sees it.
-func sweepHandler(h *hub.Hub, log *slog.Logger) func(ctx context.Context) (SweepResult, error) {
-	return func(ctx context.Context) (SweepResult, error) {
-		n, err := h.Sweep(ctx, hub.SweepGrace, sweepBatch)
+// an ACK whose caller died between its writes. The run's figures are
+// metrics (IntentsStuck has its alarm); a failure of the sweep itself is
+// returned, so the function's error alarm sees it.
+func sweepHandler(h *hub.Hub, log *slog.Logger) func(context.Context, json.RawMessage) (SweepResult, error) {
+	return func(ctx context.Context, _ json.RawMessage) (SweepResult, error) {
+		r, err := h.SweepReport(ctx, hub.SweepGrace, sweepBatch)
 		if err != nil {
 			return SweepResult{}, err
 		}
-		if n > 0 {
-			log.InfoContext(ctx, "intent sweep finished abandoned operations", "count", n)
+		if r.Due > 0 {
+			log.InfoContext(ctx, "intent sweep ran", "due", r.Due, "finished", r.Finished, "stuck", r.Stuck)
 		}
-		return SweepResult{Finished: n}, nil
+		return SweepResult{Due: r.Due, Finished: r.Finished, Stuck: r.Stuck}, nil
 	}
 }
 

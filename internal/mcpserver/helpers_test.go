@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/metrics/metricstest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
@@ -35,6 +36,8 @@ type env struct {
 	logs    *reqlogtest.Buffer
 	clock   *teststores.Clock
 	counter *teststores.Counting
+	// metrics records what the transport reports on the metrics port.
+	metrics *metricstest.Recorder
 
 	alice, bob, mallory *hub.AgentInfo
 }
@@ -68,12 +71,13 @@ func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) st
 	counter := teststores.NewCounting(st)
 	logs := &reqlogtest.Buffer{}
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
-	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log})
+	metrics := &metricstest.Recorder{}
+	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log, Metrics: metrics})
 	reg := registry.New()
 	srv := httptest.NewServer(mcpserver.New(h, reg, log))
 	t.Cleanup(srv.Close)
 
-	e := &env{hub: h, reg: reg, url: srv.URL, logs: logs, clock: clock, counter: counter}
+	e := &env{hub: h, reg: reg, url: srv.URL, logs: logs, clock: clock, counter: counter, metrics: metrics}
 	ctx := context.Background()
 	admin := h.Admin()
 	box, err := admin.CreateBox(ctx, "box-one")

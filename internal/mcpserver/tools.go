@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/strictjson"
@@ -77,6 +78,7 @@ type toolFunc func(ctx context.Context, header http.Header, args json.RawMessage
 func (s *handler) runTool(t *registry.Tool) toolFunc {
 	return func(ctx context.Context, header http.Header, args json.RawMessage) answer {
 		start := time.Now()
+		ctx, tally := metrics.Begin(ctx)
 		cr := hub.Credentials{Transport: transport}
 		if header != nil {
 			// The session layer refused a malformed Authorization header,
@@ -111,12 +113,12 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 				c.NextAction = notPrimedNext
 				e = &c
 			}
-			s.logCall(ctx, t.Name, e, start)
+			s.logCall(ctx, tally, t.Name, e, start)
 			ans := failure(t, e)
 			ans.open = !t.Authenticated
 			return ans
 		}
-		s.logCall(ctx, t.Name, nil, start)
+		s.logCall(ctx, tally, t.Name, nil, start)
 		return answer{data: data, open: !t.Authenticated}
 	}
 }
@@ -161,12 +163,13 @@ func failure(t *registry.Tool, e *apperr.Error) answer {
 // and how long it took; never arguments, keys or session ids. An unexpected
 // failure's internal cause goes to the log only (the caller saw a generic
 // message).
-func (s *handler) logCall(ctx context.Context, tool string, e *apperr.Error, start time.Time) {
+func (s *handler) logCall(ctx context.Context, tally *metrics.Tally, tool string, e *apperr.Error, start time.Time) {
+	took := time.Since(start)
 	attrs := []slog.Attr{
 		slog.String("request_id", reqlog.ID(ctx)),
 		slog.String("tool", tool),
 		slog.String("code", "OK"),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.Int64("duration_ms", took.Milliseconds()),
 	}
 	level := slog.LevelInfo
 	if e != nil {
@@ -177,4 +180,9 @@ func (s *handler) logCall(ctx context.Context, tool string, e *apperr.Error, sta
 		}
 	}
 	s.log.LogAttrs(ctx, level, "mcp tool call", attrs...)
+	code := "OK"
+	if e != nil {
+		code = string(e.Code)
+	}
+	s.hub.Metrics().Call(ctx, tally.Call(tool, code, took))
 }

@@ -68,6 +68,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/schema"
@@ -264,7 +265,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, t *registry.Tool,
 	}
 	id := reqlog.IDFrom(r.Header.Get(RequestIDHeader))
 	w.Header().Set(RequestIDHeader, id)
-	ctx := reqlog.With(r.Context(), id)
+	ctx, tally := metrics.Begin(reqlog.With(r.Context(), id))
 
 	out, status, err := s.recovered(ctx, tool, run)
 	var body []byte
@@ -303,11 +304,13 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, t *registry.Tool,
 		status = http.StatusOK
 		writeJSON(w, status, body)
 	}
+	took := time.Since(start)
 	attrs = append(attrs,
 		slog.Int("status", status),
 		slog.String("code", code),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+		slog.Int64("duration_ms", took.Milliseconds()))
 	s.log.LogAttrs(ctx, level, "rest request", attrs...)
+	s.h.Metrics().Call(ctx, tally.Call(tool, code, took))
 }
 
 // recovered runs run and turns a panic into an opaque STORAGE_FAILURE whose

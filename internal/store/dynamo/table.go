@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -35,6 +36,9 @@ type Config struct {
 	// a missing role) into a stream of authentication errors at request
 	// time. Local engines accept any values (AWS_ACCESS_KEY_ID=local).
 	Endpoint string
+	// APIOptions are added to every operation's middleware stack: the
+	// Lambda functions' trace subsegments (internal/lambdafn).
+	APIOptions []func(*middleware.Stack) error
 }
 
 // Retry settings sized for Lambda behind API Gateway (29 s budget): a few
@@ -79,6 +83,7 @@ func NewClient(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 		}
 	}
 	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, cfg.APIOptions...)
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 			// Local engines (minidyn) send a CRC32 header that does not
