@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 )
 
@@ -145,4 +146,42 @@ func TestHookClient(t *testing.T) {
 			t.Errorf("%s: stderr echoes the key", c.name)
 		}
 	}
+}
+
+// TestWebhookCLI: the owner's webhook commands through the running
+// server's admin socket: an http:// URL is refused without echoing it,
+// the secret is printed once, list shows the state without secrets.
+func TestWebhookCLI(t *testing.T) {
+	dir := t.TempDir()
+	serveBinary(t, dir)
+	var box hub.BoxInfo
+	adminOK(t, dir, &box, "create-box", "--name", "demo")
+	var bob hub.AgentInfo
+	adminOK(t, dir, &bob, "create-agent", "--box", box.BoxID, "--name", "bob")
+	if msg := adminFails(t, dir, apperr.InvalidArgument, "add-webhook", "--agent", bob.AgentID, "--url", "http://hooks.example.com/x"); strings.Contains(msg, "hooks.example.com") {
+		t.Errorf("add-webhook http://: message %q echoes the URL", msg)
+	}
+	var w hub.WebhookInfo
+	adminOK(t, dir, &w, "add-webhook", "--agent", bob.AgentID, "--url", "https://hooks.example.com/x")
+	if !strings.HasPrefix(w.Secret, "whsec_") || w.Status != hub.WebhookActive {
+		t.Fatalf("add-webhook = %+v", w)
+	}
+	var rot hub.WebhookInfo
+	adminOK(t, dir, &rot, "rotate-webhook-secret", "--webhook", w.WebhookID, "--overlap", "1h")
+	if rot.Secrets != 2 || rot.Secret == w.Secret {
+		t.Errorf("rotate-webhook-secret = %+v, want a new secret and 2 signing", rot)
+	}
+	adminFails(t, dir, apperr.InvalidArgument, "rotate-webhook-secret", "--webhook", w.WebhookID, "--overlap", "soon")
+	var dis hub.WebhookInfo
+	adminOK(t, dir, &dis, "disable-webhook", "--webhook", w.WebhookID)
+	var list struct {
+		Webhooks []hub.WebhookInfo `json:"webhooks"`
+	}
+	out := adminOK(t, dir, &list, "list-webhooks", "--box", box.BoxID)
+	if len(list.Webhooks) != 1 || list.Webhooks[0].Status != hub.WebhookDisabled || strings.Contains(out, "whsec_") {
+		t.Errorf("list-webhooks = %s, want one disabled endpoint and no secret", out)
+	}
+	var removed map[string]bool
+	adminOK(t, dir, &removed, "remove-webhook", "--webhook", w.WebhookID)
+	adminFails(t, dir, apperr.NotFoundOrForbidden, "enable-webhook", "--webhook", w.WebhookID)
 }

@@ -227,11 +227,16 @@ func Start(cfg Config) (_ *Server, err error) {
 	// a long ACK) whose caller vanished between chunks; on Lambda a
 	// scheduled function does the same.
 	sweepers.Go(func() { s.sweepIntents(sweepCtx, h) })
-	// The webhook dispatcher delivers wake events to the owner's endpoints
-	// (the service's only outbound requests; internal/webhook).
-	disp := webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), s.log.With("component", "webhook"))
-	h.OnAttention(disp.Wake)
-	sweepers.Go(func() { disp.Run(sweepCtx) })
+	if embedded != nil {
+		// The webhook dispatcher delivers wake events to the owner's
+		// endpoints (the service's only outbound requests;
+		// internal/webhook). One process owns the embedded store, so one
+		// dispatcher keeps at most one delivery in flight per endpoint; on
+		// a shared table that takes the stack's Streams-driven dispatcher.
+		disp := webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), s.log.With("component", "webhook"))
+		h.OnAttention(disp.Wake)
+		sweepers.Go(func() { disp.Run(sweepCtx) })
+	}
 	if embedded != nil {
 		s.admin = newHTTPServer(admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")), errLog)
 		go s.serve(s.admin, s.adminLn)
