@@ -49,6 +49,7 @@ import (
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/version"
+	"github.com/agentbox/agentbox/internal/webhook"
 )
 
 // Environment variables a function reads.
@@ -76,6 +77,11 @@ const SweepFunction = "sweep"
 // function (internal/opview): the read-only page and its owner API.
 const OpviewFunction = "opview"
 
+// WebhookFunction is the AGENTBOX_FUNCTION value of the Streams-driven
+// webhook dispatcher (internal/webhook.StreamHandler): DynamoDB Streams
+// records of inbox heads in, signed wake events out.
+const WebhookFunction = "webhook"
+
 // sweepBatch bounds the intents one scheduled run finishes.
 const sweepBatch = 200
 
@@ -85,11 +91,14 @@ func Start() {
 	function := os.Getenv(EnvFunction)
 	log := reqlog.NewLogger(os.Stdout, slog.LevelInfo).With(slog.String("version", version.Version))
 	slog.SetDefault(log)
-	if function == SweepFunction {
+	if function == SweepFunction || function == WebhookFunction {
 		h, err := newHub(context.Background(), os.Getenv, log)
 		if err != nil {
 			log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
 			os.Exit(1)
+		}
+		if function == WebhookFunction {
+			lambda.Start(webhook.StreamHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log)))
 		}
 		lambda.Start(sweepHandler(h, log))
 	}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -126,7 +127,7 @@ func (d *Dispatcher) pass(ctx context.Context, wg *sync.WaitGroup) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.deliver(ctx, t)
+			_ = d.deliver(ctx, t) // logged there; retried by a later pass
 			d.mu.Lock()
 			delete(d.inflight, t.ID)
 			d.mu.Unlock()
@@ -135,15 +136,23 @@ func (d *Dispatcher) pass(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
+// errUndelivered is a delivery that will be retried.
+var errUndelivered = errors.New("webhook: delivery failed; it will be retried")
+
 // deliver sends the agent's current wake state if it is past what the
-// endpoint delivered, and records the outcome.
-func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) {
+// endpoint delivered, and records the outcome. It returns errUndelivered
+// (or the read's error) when the state is still pending for a retry; nil
+// when delivered, nothing was pending, or the endpoint is now failing.
+func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) error {
 	st, err := d.src.WakeState(ctx, t.BoxID, t.AgentID)
+	if err != nil {
+		return err
+	}
 	d.mu.Lock()
 	sent := d.sent[t.ID]
 	d.mu.Unlock()
-	if err != nil || uint64(st.InboxSeq) <= max(t.DeliveredSeq, sent) {
-		return
+	if uint64(st.InboxSeq) <= max(t.DeliveredSeq, sent) {
+		return nil
 	}
 	now := d.now()
 	body, _ := json.Marshal(Event{Type: EventType, Timestamp: now.UTC().Format(time.RFC3339), Data: st})
@@ -152,7 +161,7 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) {
 	sig, err := Sign(t.Secrets, id, now, body)
 	if err != nil {
 		d.log.Error("webhook: endpoint secret unusable", "webhook_id", t.ID)
-		return
+		return nil
 	}
 	h := http.Header{}
 	h.Set(HeaderID, id)
@@ -160,7 +169,7 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) {
 	h.Set(HeaderSignature, sig)
 	status, perr := d.client.Post(ctx, t.URL, h, body)
 	if ctx.Err() != nil {
-		return // shutting down: the state stays pending for the next start
+		return ctx.Err() // shutting down: the state stays pending for the next start
 	}
 	o := hub.WebhookOutcome{Seq: uint64(st.InboxSeq), Status: status, Delivered: perr == nil && status >= 200 && status < 300}
 	d.mu.Lock()
@@ -184,7 +193,32 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) {
 	}
 	if err := d.src.WebhookRecord(ctx, t.ID, o); err != nil {
 		d.log.Warn("webhook: recording the outcome failed", "webhook_id", t.ID, "err", err)
+		return err
 	}
+	if !o.Delivered && !o.Failing {
+		return errUndelivered
+	}
+	return nil
+}
+
+// DeliverAgents delivers once, synchronously, to every active endpoint of
+// the agents (the Streams-driven function's pass). An error means some
+// state is still pending: the caller retries (Lambda retries the batch,
+// then sends it to the dead-letter queue).
+func (d *Dispatcher) DeliverAgents(ctx context.Context, agents map[string]bool) error {
+	targets, err := d.src.WebhookTargets(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range targets {
+		if t.Status == hub.WebhookActive && len(t.Secrets) > 0 && agents[t.AgentID] {
+			if err := d.deliver(ctx, t); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // backoff is the wait after the n+1st failure in a row: base/2 plus full
