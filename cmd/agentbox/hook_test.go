@@ -124,6 +124,13 @@ func TestHookClient(t *testing.T) {
 		t.Errorf("call profile_get without a stored session = exit %d, stderr %q; want 0 (primes first)", r.code, r.stderr)
 	}
 
+	// The stack's ApiUrl (…/v1) and McpUrl (…/mcp) name the same endpoint.
+	for _, u := range []string{url + "/v1", url + "/mcp/"} {
+		if r := hook(t, []string{"AGENTBOX_URL=" + u, "AGENTBOX_KEY=" + bob.BoxKey, "AGENTBOX_STATE=" + state}, "call", "profile_get"); r.code != 0 {
+			t.Errorf("AGENTBOX_URL=%s: call profile_get = exit %d, stderr %q", u, r.code, r.stderr)
+		}
+	}
+
 	// Exit codes.
 	for _, c := range []struct {
 		name string

@@ -100,7 +100,9 @@ func newClient(env Env) (*client, error) {
 		}
 	}
 	sum := sha256.Sum256([]byte(raw + "\x00" + key))
-	endpoint := raw
+	// The base URL, the stack's ApiUrl (…/v1) or its McpUrl (…/mcp) all
+	// name the same MCP endpoint.
+	endpoint := strings.TrimSuffix(raw, "/v1")
 	if !strings.HasSuffix(endpoint, "/mcp") {
 		endpoint += "/mcp"
 	}
