@@ -49,11 +49,12 @@ const EventType = "agent.attention"
 // Dispatcher delivers wake events, at least once, at most one in flight
 // per endpoint, the latest state winning.
 type Dispatcher struct {
-	src    Source
-	client *Client
-	log    *slog.Logger
-	now    func() time.Time
-	wake   chan struct{}
+	src Source
+	// post sends one delivery (Client.Post; a fault injector in tests).
+	post func(ctx context.Context, url string, h http.Header, body []byte) (int, error)
+	log  *slog.Logger
+	now  func() time.Time
+	wake chan struct{}
 	// The retry policy (the constants above; tests shorten it).
 	base, maxWait, retryFor, poll time.Duration
 
@@ -72,7 +73,7 @@ func New(src Source, client *Client, log *slog.Logger) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{src: src, client: client, log: log, now: time.Now, wake: make(chan struct{}, 1),
+	return &Dispatcher{src: src, post: client.Post, log: log, now: time.Now, wake: make(chan struct{}, 1),
 		base: BaseBackoff, maxWait: MaxBackoff, retryFor: RetryFor, poll: Poll,
 		inflight: map[string]bool{}, sent: map[string]uint64{}, attempts: map[string]int{}, due: map[string]time.Time{}}
 }
@@ -167,7 +168,7 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) error {
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(HeaderSignature, sig)
-	status, perr := d.client.Post(ctx, t.URL, h, body)
+	status, perr := d.post(ctx, t.URL, h, body)
 	if ctx.Err() != nil {
 		return ctx.Err() // shutting down: the state stays pending for the next start
 	}

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"context"
+	"net/http"
 	"net/netip"
 	"time"
 )
@@ -14,3 +16,10 @@ func (d *Dispatcher) Shorten(base, maxWait, retryFor, poll time.Duration) {
 }
 
 var Backoff = backoff
+
+// NewFaulty is a dispatcher whose deliveries go to post (fault injection).
+func NewFaulty(src Source, post func(ctx context.Context, url string, h http.Header, body []byte) (int, error)) *Dispatcher {
+	d := New(src, nil, nil)
+	d.post = post
+	return d
+}
