@@ -92,22 +92,27 @@ func TestSAMTransform(t *testing.T) {
 	for _, typ := range resources {
 		count[typ]++
 	}
-	// Every tool, MCP, the intent sweep and the operator view.
-	functions := len(registry.New().Tools()) + 3
+	// Every tool, MCP, the intent sweep, the operator view and the webhook
+	// dispatcher (which has its own role, queue, two more alarms and an
+	// event source mapping instead of a permission).
+	functions := len(registry.New().Tools()) + 4
 	for typ, want := range map[string]int{
 		"AWS::Lambda::Function": functions,
-		"AWS::IAM::Role":        3,
+		"AWS::IAM::Role":        4,
 		// Errors and latency per function (not inbox_list's latency),
 		// concurrency per function (conditional), API 5xx and 4xx, table
-		// throttles and system errors, stuck intents.
-		"AWS::CloudWatch::Alarm":     3*functions - 1 + 5,
-		"AWS::CloudWatch::Dashboard": 1,
-		"AWS::Logs::LogGroup":        functions + 1,
-		"AWS::DynamoDB::Table":       1,
-		"AWS::ApiGatewayV2::Api":     1,
-		"AWS::ApiGatewayV2::Stage":   1,
-		"AWS::Lambda::Permission":    functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
-		"AWS::Serverless::Function":  0,
+		// throttles and system errors, stuck intents; the webhook
+		// dispatcher's dead letters and iterator age.
+		"AWS::CloudWatch::Alarm":          3*functions - 1 + 5 + 2,
+		"AWS::CloudWatch::Dashboard":      1,
+		"AWS::Logs::LogGroup":             functions + 1,
+		"AWS::DynamoDB::Table":            1,
+		"AWS::SQS::Queue":                 1,
+		"AWS::Lambda::EventSourceMapping": 1,
+		"AWS::ApiGatewayV2::Api":          1,
+		"AWS::ApiGatewayV2::Stage":        1,
+		"AWS::Lambda::Permission":         functions - 1 + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
+		"AWS::Serverless::Function":       0,
 	} {
 		if count[typ] != want {
 			t.Errorf("SAM transform yields %d %s, want %d", count[typ], typ, want)

@@ -33,6 +33,13 @@ const (
 // table, or the retained table ExistingTableName attaches.
 const tableName = "!If [CreateTable, !Ref " + TableResource + ", !Ref ExistingTableName]"
 
+// NoStreamArn is ExistingTableStreamArn's default: an ARN in form, so that
+// the template's linters can check the references to it, naming no stream.
+const NoStreamArn = "arn:aws:dynamodb:::table/none/stream/none"
+
+// tableStreamArn is the YAML value of its stream's ARN.
+const tableStreamArn = "!If [CreateTable, !GetAtt " + TableResource + ".StreamArn, !Ref ExistingTableStreamArn]"
+
 // tableArn and tableIndexArn are the YAML values of its ARNs.
 const (
 	tableArn      = "!If [CreateTable, !GetAtt " + TableResource + ".Arn, !Sub \"arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${ExistingTableName}\"]"
@@ -72,6 +79,11 @@ func opsParameters(w func(string, ...any)) {
 	w("    Description: Empty, the stack creates the table agentbox-<tenant>. The name of a table a deleted stack retained (agentbox-<tenant>), the stack attaches it instead of creating one; see the README's tenant section.")
 	w("    Default: \"\"")
 	w("    AllowedPattern: %s", q("^(agentbox-[a-z][a-z0-9-]{0,39})?$"))
+	w("  ExistingTableStreamArn:")
+	w("    Type: String")
+	w("    Description: %s", q("With ExistingTableName, the attached table's stream ARN (aws dynamodb describe-table --query Table.LatestStreamArn), which the webhook dispatcher reads. Unused when the stack creates the table; the default is a placeholder that names no stream."))
+	w("    Default: %s", q(NoStreamArn))
+	w("    AllowedPattern: %s", q("^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]*:table/[A-Za-z0-9_.-]+/stream/[A-Za-z0-9_.:-]+$"))
 	w("  Tracing:")
 	w("    Type: String")
 	w("    Description: %s", q("Active turns on X-Ray active tracing of every function: a segment per invocation, with a subsegment per DynamoDB call. Disabled passes an upstream trace header through only."))

@@ -19,6 +19,11 @@ package infra
 //     DeleteItem or ConditionCheckItem it is, which also covers the plain
 //     single-item writes.
 //
+//   - DispatcherRole (webhook.go): the webhook dispatcher's own, so that
+//     a bug in the only outbound code cannot write the table: it reads the
+//     table and its stream, sends to its dead-letter queue, and writes only
+//     its delivery state (the "webhooks" partition, dynamodb:LeadingKeys).
+//
 // No role gets Scan, BatchWriteItem, DescribeTable or any table but the
 // stack's own.
 
@@ -118,6 +123,11 @@ func roles(w func(string, ...any)) {
 	role(WriterRole, "tools that write, and MCP (every tool)", func() {
 		read()
 		write("WriteTable", nil)
+	})
+	role(DispatcherRole, "webhook dispatcher: reads the table and its stream, writes only delivery state", func() {
+		read()
+		write("WriteDeliveryState", DispatcherWritableKeys)
+		dispatcherStatements(w) // webhook.go
 	})
 }
 

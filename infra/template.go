@@ -181,6 +181,7 @@ func Template(r *registry.Registry) []byte {
 	w("    MinValue: 1")
 	w("    MaxValue: 100")
 	opsParameters(w)
+	webhookParameters(w) // webhook.go
 	// Rate limits and quotas (internal/limits): every function reads them
 	// from its environment; "rate,burst" per second, 0 turns one off.
 	for _, st := range limits.Settings() {
@@ -195,6 +196,7 @@ func Template(r *registry.Registry) []byte {
 	w("  ReserveToolConcurrency: !Not [!Equals [!Ref ToolReservedConcurrency, 0]]")
 	w("  ReserveMcpConcurrency: !Not [!Equals [!Ref McpReservedConcurrency, 0]]")
 	opsConditions(w)
+	webhookConditions(w) // webhook.go
 	w("")
 	w("Globals:")
 	w("  Function:")
@@ -265,6 +267,10 @@ func Template(r *registry.Registry) []byte {
 		w("      Events:")
 		for _, rt := range routes {
 			w("        %s:", rt.event)
+			if rt.stream {
+				webhookEvent(w) // webhook.go
+				continue
+			}
 			if rt.schedule != "" {
 				w("          Type: Schedule")
 				w("          Properties:")
@@ -321,6 +327,10 @@ func Template(r *registry.Registry) []byte {
 		view = append(view, route{event: fmt.Sprintf("View%d", i+1), method: method, path: path})
 	}
 	fn(OpviewFunction, OpviewName, ReaderRole, "ReserveToolConcurrency", "agentbox operator view (read-only page for owner keys): /ui/", view)
+	// The webhook dispatcher, its queue and alarms (webhook.go).
+	fn(WebhookFunction, WebhookName, DispatcherRole, "ReserveWebhookConcurrency",
+		"agentbox webhook dispatcher: inbox heads from the table's stream, signed wake events out", []route{{event: "InboxHeads", stream: true}})
+	webhookQueueAndAlarms(w)
 
 	def := store.Definition()
 	w("  %s:", TableResource)
@@ -352,6 +362,8 @@ func Template(r *registry.Registry) []byte {
 		w("            ProjectionType: ALL")
 		tableCap(w, "          ")
 	}
+	w("      StreamSpecification:") // the webhook dispatcher's (webhook.go)
+	w("        StreamViewType: KEYS_ONLY")
 	w("      TimeToLiveSpecification:")
 	w("        AttributeName: %s", def.TTL)
 	w("        Enabled: true")
@@ -383,7 +395,10 @@ func Template(r *registry.Registry) []byte {
 }
 
 // route is one event of a function: an HTTP API route, or a schedule.
-type route struct{ event, method, path, schedule string }
+type route struct {
+	event, method, path, schedule string
+	stream                        bool // the table's stream (webhook.go)
+}
 
 var reserveParam = map[string]string{
 	"ReserveToolConcurrency": "ToolReservedConcurrency",

@@ -156,7 +156,7 @@ func TestTemplateStructure(t *testing.T) {
 	// its route, and the MCP function with its three.
 	want := map[string][]routeKey{}
 	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole,
-		infra.SweepFunction: infra.WriterRole, infra.OpviewFunction: infra.ReaderRole}
+		infra.SweepFunction: infra.WriterRole, infra.OpviewFunction: infra.ReaderRole, infra.WebhookFunction: infra.DispatcherRole}
 	for _, tool := range reg.Tools() {
 		id := infra.LogicalID(tool.Name)
 		want[id] = []routeKey{{tool.Method, tool.Path}}
@@ -178,6 +178,8 @@ func TestTemplateStructure(t *testing.T) {
 	// The intent sweep has a schedule and no route; the operator view its
 	// own routes.
 	want[infra.SweepFunction] = []routeKey{}
+	// The webhook dispatcher has the table's stream and no route.
+	want[infra.WebhookFunction] = []routeKey{}
 	for _, rt := range opview.Routes {
 		method, p, _ := strings.Cut(rt, " ")
 		want[infra.OpviewFunction] = append(want[infra.OpviewFunction], routeKey{method, p})
@@ -205,6 +207,15 @@ func TestTemplateStructure(t *testing.T) {
 			if typ := str(get(ev.val, "Type")); typ == "Schedule" && res.key == infra.SweepFunction {
 				if sch := str(path(ev.val, "Properties", "Schedule")); sch != "rate(1 minute)" {
 					t.Errorf("%s: schedule %q, want rate(1 minute)", res.key, sch)
+				}
+				continue
+			} else if typ == "DynamoDB" && res.key == infra.WebhookFunction {
+				p := get(ev.val, "Properties")
+				if s := get(p, "Stream"); s == nil || !strings.Contains(nodeText(s), infra.TableResource+".StreamArn") {
+					t.Errorf("%s: event %s is not on the table's stream", res.key, ev.key)
+				}
+				if d := str(path(p, "DestinationConfig", "OnFailure", "Type")); d != "SQS" {
+					t.Errorf("%s: failed batches go to %q, want the SQS dead-letter queue", res.key, d)
 				}
 				continue
 			} else if typ != "HttpApi" {
@@ -238,7 +249,7 @@ func TestTemplateStructure(t *testing.T) {
 	}
 	for id := range got {
 		if _, ok := want[id]; !ok {
-			t.Errorf("template has function %s, which is neither a registry tool, MCP, the sweep nor the view", id)
+			t.Errorf("template has function %s, which is neither a registry tool, MCP, the sweep, the view nor the webhook dispatcher", id)
 		}
 	}
 
@@ -394,4 +405,17 @@ func TestTemplateWaits(t *testing.T) {
 		t.Errorf("McpInboxWaitMaxSeconds = default %q, max %q; want 0 and %d (the MCP timeout less both margins)",
 			str(get(param, "Default")), str(get(param, "MaxValue")), infra.MCPTimeoutSeconds-2)
 	}
+}
+
+// nodeText is n and everything below it as one string: tags and values,
+// so a test can find a reference inside an !If.
+func nodeText(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	s := n.Tag + " " + n.Value
+	for _, c := range n.Content {
+		s += " " + nodeText(c)
+	}
+	return s
 }

@@ -66,6 +66,12 @@ func agentbox(t *testing.T, dir string, args ...string) ran {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
+	return runCmd(t, cmd, args)
+}
+
+// runCmd runs cmd (the built binary with args) to its end.
+func runCmd(t *testing.T, cmd *exec.Cmd, args []string) ran {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -4,6 +4,8 @@
 //	agentbox serve [--addr 127.0.0.1:8787] [--data ./.agentbox]
 //	agentbox serve --table NAME [--endpoint URL] [--region R] [--create-table]
 //	agentbox admin <command> [flags]     (agentbox admin help)
+//	agentbox call TOOL [JSON]            (AGENTBOX_URL, AGENTBOX_KEY)
+//	agentbox inbox [--wait S] [--summary]
 //	agentbox contracts                   (prints tool-contracts.json)
 //	agentbox openapi                     (prints openapi.json)
 //	agentbox version
@@ -24,6 +26,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/hookclient"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
@@ -45,6 +48,13 @@ const usage = `Usage:
       socket: run 'agentbox admin ... --table NAME [--endpoint URL]'.
   agentbox admin <command> [flags]
       Manage boxes, agents and keys; 'agentbox admin help' lists commands.
+  agentbox call TOOL [JSON-OBJECT]
+  agentbox inbox [--wait SECONDS] [--summary]
+      Client for hooks and scripts: call a tool, or read the unread inbox
+      (--summary: one line). AGENTBOX_URL and AGENTBOX_KEY come from the
+      environment; the session is kept in a 0600 state file. Exit codes:
+      0 ok (inbox: unread attention), 1 tool error, 2 usage, 3 inbox empty,
+      4 key missing or refused, 5 server unreachable.
   agentbox contracts
       Print every tool's contract (tool-contracts.json) to stdout.
   agentbox openapi
@@ -73,6 +83,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "admin":
 		return admincli.Main(ctx, args[1:], stdout, stderr)
+	case "call":
+		return hookclient.CallMain(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "inbox":
+		return hookclient.InboxMain(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "contracts":
 		if len(args) > 1 {
 			fmt.Fprintln(stderr, "agentbox contracts takes no arguments")

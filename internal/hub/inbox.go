@@ -728,6 +728,8 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 type waiters struct {
 	mu sync.Mutex
 	ch map[string]chan struct{}
+	// hook, when set (OnAttention), also hears every arrival.
+	hook func(agents []string)
 }
 
 // wait returns a channel closed at the agent's next arrival.
@@ -749,12 +751,23 @@ func (w *waiters) wait(agent string) <-chan struct{} {
 func (w *waiters) notify(agents []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.hook != nil {
+		w.hook(agents)
+	}
 	for _, a := range agents {
 		if ch, ok := w.ch[a]; ok {
 			close(ch)
 			delete(w.ch, a)
 		}
 	}
+}
+
+// OnAttention makes f hear of every attention arrival in this process (the
+// local webhook dispatcher's wake-up); f must not block.
+func (h *Hub) OnAttention(f func(agents []string)) {
+	h.waiters.mu.Lock()
+	defer h.waiters.mu.Unlock()
+	h.waiters.hook = f
 }
 
 // waitInbox waits until the agent's inbox head passes after or d elapses,

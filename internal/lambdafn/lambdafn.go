@@ -42,6 +42,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -56,6 +57,7 @@ import (
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/version"
+	"github.com/agentbox/agentbox/internal/webhook"
 )
 
 // Environment variables a function reads.
@@ -83,6 +85,11 @@ const SweepFunction = "sweep"
 // function (internal/opview): the read-only page and its owner API.
 const OpviewFunction = "opview"
 
+// WebhookFunction is the AGENTBOX_FUNCTION value of the Streams-driven
+// webhook dispatcher (internal/webhook.StreamHandler): DynamoDB Streams
+// records of inbox heads in, signed wake events out.
+const WebhookFunction = "webhook"
+
 // sweepBatch bounds the intents one scheduled run finishes.
 const sweepBatch = 200
 
@@ -96,11 +103,18 @@ func Start() {
 	log := functionLogger(reqlog.NewLogger(out, slog.LevelInfo)).With(slog.String("version", version.Version))
 	slog.SetDefault(log)
 	rec := newEMF(out, os.Getenv(EnvMetricsNamespace))
-	if function == SweepFunction {
+	if function == SweepFunction || function == WebhookFunction {
 		h, err := newHub(context.Background(), os.Getenv, log, rec)
 		if err != nil {
 			log.Error("agentbox function cannot start", slog.String("function", function), slog.String("err", err.Error()))
 			os.Exit(1)
+		}
+		if function == WebhookFunction {
+			// The stream's events carry keys only; the dispatcher reads
+			// what it delivers (internal/webhook).
+			lambda.Start(invoked(func(ctx context.Context, ev events.DynamoDBEvent) (struct{}, error) {
+				return struct{}{}, webhook.StreamHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
+			}))
 		}
 		lambda.Start(invoked(sweepHandler(h, log)))
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
+	"github.com/agentbox/agentbox/internal/webhook"
 )
 
 // DefaultAddr is the listen address of `agentbox serve` and `make run`:
@@ -227,6 +228,16 @@ func Start(cfg Config) (_ *Server, err error) {
 	// a long ACK) whose caller vanished between chunks; on Lambda a
 	// scheduled function does the same.
 	sweepers.Go(func() { s.sweepIntents(sweepCtx, h) })
+	if embedded != nil {
+		// The webhook dispatcher delivers wake events to the owner's
+		// endpoints (the service's only outbound requests;
+		// internal/webhook). One process owns the embedded store, so one
+		// dispatcher keeps at most one delivery in flight per endpoint; on
+		// a shared table that takes the stack's Streams-driven dispatcher.
+		disp := webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), s.log.With("component", "webhook"))
+		h.OnAttention(disp.Wake)
+		sweepers.Go(func() { disp.Run(sweepCtx) })
+	}
 	if embedded != nil {
 		s.admin = newHTTPServer(admincli.SocketHandler(h.Admin(), s.log.With("component", "admin")), errLog)
 		go s.serve(s.admin, s.adminLn)

@@ -1,0 +1,92 @@
+package admincli
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
+
+func init() { commands = append(commands, webhookCommands...) }
+
+type webhookList struct {
+	Webhooks []*hub.WebhookInfo `json:"webhooks"`
+}
+
+// webhookCommands are the owner's wake-event endpoints: agents cannot set
+// them.
+var webhookCommands = []*Command{
+	{
+		Name: "add-webhook",
+		Summary: "Register an https:// endpoint that receives signed wake events (Standard Webhooks) when the agent gets attention. " +
+			"Prints the signing secret (whsec_...) once.",
+		Flags: []Flag{
+			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			{Name: "url", Usage: "https:// URL of the receiver", Required: true},
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.AddWebhook(ctx, args["agent"], args["url"])
+		},
+	},
+	{
+		Name:    "list-webhooks",
+		Summary: "List a box's webhook endpoints with their state (active, disabled, failing), delivered inbox seq and last status.",
+		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			l, err := a.ListWebhooks(ctx, args["box"])
+			if err != nil {
+				return nil, err
+			}
+			return webhookList{l}, nil
+		},
+	},
+	{
+		Name: "rotate-webhook-secret",
+		Summary: "Issue a new signing secret, printed once; the old one keeps signing beside it for --overlap " +
+			"(default 24h; 0 ends it at once).",
+		Flags: []Flag{
+			{Name: "webhook", Usage: "webhook id (UUID)", Required: true},
+			{Name: "overlap", Usage: "how long the old secret still signs, e.g. 24h, 30m, 0"},
+		},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			overlap := 24 * time.Hour
+			if s, ok := args["overlap"]; ok {
+				d, err := time.ParseDuration(s)
+				if err != nil {
+					return nil, apperr.New(apperr.InvalidArgument, "--overlap must be a duration such as 24h, 30m or 0.")
+				}
+				overlap = d
+			}
+			return a.RotateWebhookSecret(ctx, args["webhook"], overlap)
+		},
+	},
+	{
+		Name: "enable-webhook",
+		Summary: "Enable a disabled or failing endpoint: deliveries resume from the agent's current inbox head " +
+			"(events dropped while failing stay dropped).",
+		Flags: []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.SetWebhookEnabled(ctx, args["webhook"], true)
+		},
+	},
+	{
+		Name:    "disable-webhook",
+		Summary: "Stop deliveries to an endpoint until enable-webhook.",
+		Flags:   []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			return a.SetWebhookEnabled(ctx, args["webhook"], false)
+		},
+	},
+	{
+		Name:    "remove-webhook",
+		Summary: "Delete an endpoint.",
+		Flags:   []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+			if err := a.RemoveWebhook(ctx, args["webhook"]); err != nil {
+				return nil, err
+			}
+			return map[string]bool{"removed": true}, nil
+		},
+	},
+}

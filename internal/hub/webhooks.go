@@ -1,0 +1,407 @@
+package hub
+
+// # Webhooks: the owner's endpoints and the dispatcher's port
+//
+// An owner registers an HTTPS endpoint for an agent (Admin.AddWebhook);
+// agents cannot. A dispatcher outside this package (internal/webhook)
+// delivers thin wake events: it lists the endpoints (WebhookTargets),
+// reads the agent's wake state (WakeState: newest inbox seq, attention
+// counts, the newest row's reasons and message id — never a body, a file
+// URL or a key) and records each outcome on the endpoint record
+// (WebhookDelivered, WebhookFailed) under CAS on its version.
+//
+// The durable outbox is the pair (inbox head, endpoint's delivered seq):
+// the inbox head is written in the same atomic write as the inbox rows
+// (fan-out, unchanged), and an endpoint is pending while the head is past
+// what it last delivered. That is a coalescing per-endpoint pending
+// marker that costs the send path nothing: a burst of rows is one pending
+// state, the latest wins, and a restart finds every pending endpoint
+// again. All endpoints live in one partition (webhookPartition), read
+// with one Query; endpoints are few and written by the owner and the
+// dispatcher only.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+const webhookPartition = "webhooks"
+
+func webhookKey(id string) store.Key { return store.Key{PK: webhookPartition, SK: "ep#" + id} }
+
+// Webhook endpoint states.
+const (
+	WebhookActive   = "active"
+	WebhookDisabled = "disabled"
+	WebhookFailing  = "failing"
+)
+
+// MaxWebhookURL bounds an endpoint URL's length.
+const MaxWebhookURL = 2048
+
+type webhookSecret struct {
+	Secret string `json:"secret"`
+	// Until is when an old secret stops signing; zero for the current one.
+	Until time.Time `json:"until,omitzero"`
+}
+
+type webhookRecord struct {
+	ID           string          `json:"id"`
+	BoxID        string          `json:"box_id"`
+	AgentID      string          `json:"agent_id"`
+	URL          string          `json:"url"`
+	Secrets      []webhookSecret `json:"secrets"`
+	Status       string          `json:"status"`
+	DeliveredSeq uint64          `json:"delivered_seq"`
+	FailingSince time.Time       `json:"failing_since,omitzero"`
+	LastStatus   int             `json:"last_status,omitempty"`
+	LastAttempt  time.Time       `json:"last_attempt,omitzero"`
+	CreatedAt    time.Time       `json:"created_at"`
+}
+
+// WebhookInfo is an endpoint as the admin CLI shows it; Secret is set only
+// by add and rotate-secret (shown once).
+type WebhookInfo struct {
+	WebhookID    string `json:"webhook_id"`
+	BoxID        string `json:"box_id"`
+	AgentID      string `json:"agent_id"`
+	URL          string `json:"url"`
+	Status       string `json:"status"`
+	DeliveredSeq string `json:"delivered_seq"`
+	Secrets      int    `json:"signing_secrets" desc:"How many secrets sign each event (2 during a rotation's overlap)."`
+	FailingSince string `json:"failing_since,omitempty" desc:"Since when deliveries fail (retrying while active)."`
+	LastStatus   int    `json:"last_status,omitempty" desc:"HTTP status of the last attempt (0: no answer)."`
+	LastAttempt  string `json:"last_attempt,omitempty"`
+	CreatedAt    string `json:"created_at"`
+	Secret       string `json:"secret,omitempty" desc:"The signing secret (whsec_...), shown only now."`
+}
+
+func (r *webhookRecord) info() *WebhookInfo {
+	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, URL: r.URL, Status: r.Status,
+		DeliveredSeq: strconv.FormatUint(r.DeliveredSeq, 10), Secrets: len(r.Secrets), LastStatus: r.LastStatus,
+		CreatedAt: timestamp(r.CreatedAt)}
+	if !r.FailingSince.IsZero() {
+		w.FailingSince = timestamp(r.FailingSince)
+	}
+	if !r.LastAttempt.IsZero() {
+		w.LastAttempt = timestamp(r.LastAttempt)
+	}
+	return w
+}
+
+func newWebhookSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+}
+
+// checkWebhookURL accepts an absolute https URL with a host, no user info
+// and no fragment. Where it may connect is decided at dial time by the
+// dispatcher's egress guard, not here.
+func checkWebhookURL(raw string) error {
+	bad := apperr.New(apperr.InvalidArgument, "url must be an https:// URL with a host, without user info or fragment, at most 2048 bytes.")
+	if len(raw) > MaxWebhookURL {
+		return bad
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
+		return bad
+	}
+	return nil
+}
+
+// AddWebhook registers an endpoint for an agent and returns it with its
+// signing secret. Events start from the agent's current inbox head.
+func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookInfo, error) {
+	if err := uuidArg("agent", &agent); err != nil {
+		return nil, err
+	}
+	if err := checkWebhookURL(rawURL); err != nil {
+		return nil, err
+	}
+	ag, _, err := a.loadAgent(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	head, err := a.h.st.Get(ctx, inboxHeadKey(agent))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	now := a.h.clock()
+	rec := &webhookRecord{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
+		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
+		DeliveredSeq: version(head), CreatedAt: now}
+	k := webhookKey(rec.ID)
+	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}, store.Absent)}); err != nil {
+		return nil, storageErr(err)
+	}
+	info := rec.info()
+	info.Secret = rec.Secrets[0].Secret
+	return info, nil
+}
+
+// ListWebhooks lists a box's endpoints, oldest first.
+func (a *Admin) ListWebhooks(ctx context.Context, box string) ([]*WebhookInfo, error) {
+	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	recs, err := a.h.webhooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []*WebhookInfo{}
+	for _, r := range recs {
+		if r.rec.BoxID == box {
+			out = append(out, r.rec.info())
+		}
+	}
+	slices.SortFunc(out, func(x, y *WebhookInfo) int { return strings.Compare(x.CreatedAt+x.WebhookID, y.CreatedAt+y.WebhookID) })
+	return out, nil
+}
+
+// RotateWebhookSecret issues a new secret; the old one keeps signing
+// beside it for overlap (so receivers can switch without a gap).
+func (a *Admin) RotateWebhookSecret(ctx context.Context, id string, overlap time.Duration) (*WebhookInfo, error) {
+	if overlap < 0 || overlap > 7*24*time.Hour {
+		return nil, apperr.New(apperr.InvalidArgument, "overlap must be between 0 and 168h.")
+	}
+	var secret string
+	rec, err := a.updateWebhook(ctx, id, func(r *webhookRecord, now time.Time) {
+		secret = newWebhookSecret()
+		kept := []webhookSecret{{Secret: secret}}
+		if overlap > 0 {
+			kept = append(kept, webhookSecret{Secret: r.Secrets[0].Secret, Until: now.Add(overlap)})
+		}
+		r.Secrets = kept
+	})
+	if err != nil {
+		return nil, err
+	}
+	info := rec.info()
+	info.Secret = secret
+	return info, nil
+}
+
+// SetWebhookEnabled disables an endpoint, or enables it (also a failing
+// one): it then resumes from the agent's current inbox head, so the
+// events dropped meanwhile stay dropped.
+func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*WebhookInfo, error) {
+	var head uint64
+	if on {
+		rec, _, err := a.h.loadWebhook(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		it, err := a.h.st.Get(ctx, inboxHeadKey(rec.AgentID))
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		head = version(it)
+	}
+	rec, err := a.updateWebhook(ctx, id, func(r *webhookRecord, _ time.Time) {
+		if !on {
+			r.Status = WebhookDisabled
+			return
+		}
+		r.Status, r.FailingSince, r.DeliveredSeq = WebhookActive, time.Time{}, max(r.DeliveredSeq, head)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.info(), nil
+}
+
+// RemoveWebhook deletes an endpoint.
+func (a *Admin) RemoveWebhook(ctx context.Context, id string) error {
+	if err := uuidArg("webhook", &id); err != nil {
+		return err
+	}
+	if err := a.h.raw.Write(ctx, []store.Op{store.Delete(webhookKey(id), store.Present)}); err != nil {
+		if _, ok := err.(*store.ConditionFailedError); ok {
+			return apperr.Forbidden()
+		}
+		return storageErr(err)
+	}
+	return nil
+}
+
+func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webhookRecord, time.Time)) (*webhookRecord, error) {
+	if err := uuidArg("webhook", &id); err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		rec, ver, err := a.h.loadWebhook(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		change(rec, a.h.clock())
+		if err := a.h.putWebhook(ctx, rec, ver); err == nil {
+			return rec, nil
+		} else if _, ok := err.(*store.ConditionFailedError); !ok {
+			return nil, storageErr(err)
+		}
+	}
+	return nil, apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+}
+
+type versionedWebhook struct {
+	rec *webhookRecord
+	ver uint64
+}
+
+func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
+	items, err := h.st.Query(ctx, store.Query{PK: webhookPartition, From: "ep#", To: store.PrefixEnd("ep#")})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]versionedWebhook, 0, len(items))
+	for _, it := range items {
+		r, err := decode[webhookRecord](it)
+		if err != nil {
+			return nil, apperr.Normalize(err)
+		}
+		out = append(out, versionedWebhook{r, it.Version})
+	}
+	return out, nil
+}
+
+func (h *Hub) loadWebhook(ctx context.Context, id string) (*webhookRecord, uint64, error) {
+	it, err := h.st.Get(ctx, webhookKey(id))
+	if err != nil {
+		return nil, 0, storageErr(err)
+	}
+	if it == nil {
+		return nil, 0, apperr.Forbidden()
+	}
+	r, err := decode[webhookRecord](it)
+	if err != nil {
+		return nil, 0, apperr.Normalize(err)
+	}
+	return r, it.Version, nil
+}
+
+func (h *Hub) putWebhook(ctx context.Context, r *webhookRecord, ver uint64) error {
+	k := webhookKey(r.ID)
+	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: encode(r)}, store.AtVersion(ver))})
+}
+
+// WebhookTarget is an endpoint as the dispatcher needs it.
+type WebhookTarget struct {
+	ID, BoxID, AgentID, URL string
+	// Secrets sign each event: the current one first, then any old one
+	// still inside its overlap.
+	Secrets      []string
+	Status       string
+	DeliveredSeq uint64
+	FailingSince time.Time
+}
+
+// WebhookTargets lists every endpoint, for the dispatcher.
+func (h *Hub) WebhookTargets(ctx context.Context) ([]WebhookTarget, error) {
+	recs, err := h.webhooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := h.clock()
+	out := make([]WebhookTarget, 0, len(recs))
+	for _, v := range recs {
+		r := v.rec
+		t := WebhookTarget{ID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, URL: r.URL, Status: r.Status,
+			DeliveredSeq: r.DeliveredSeq, FailingSince: r.FailingSince}
+		for _, s := range r.Secrets {
+			if s.Until.IsZero() || now.Before(s.Until) {
+				t.Secrets = append(t.Secrets, s.Secret)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// WakeState is what a wake event says: no body, file URL or key.
+type WakeState struct {
+	AgentID          string   `json:"agent_id"`
+	BoxID            string   `json:"box_id"`
+	InboxSeq         Revision `json:"inbox_seq" desc:"The newest inbox sequence."`
+	UnreadCount      int64    `json:"unread_count"`
+	OpenRequestCount int64    `json:"open_request_count"`
+	Reasons          []string `json:"reasons" desc:"The newest row's reasons: dm, all, mention, reply, request."`
+	MessageID        string   `json:"message_id,omitempty" desc:"The newest row's message."`
+}
+
+// WakeState reads an agent's wake state: its inbox head, attention counts
+// and newest row (two reads).
+func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, error) {
+	items, err := h.st.BatchGet(ctx, []store.Key{inboxHeadKey(agent), ackedCounterKey(agent), requestCounterKey(agent)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	seq := version(items[0])
+	w := &WakeState{AgentID: agent, BoxID: box, InboxSeq: Revision(seq), UnreadCount: unread(items[0], items[1]),
+		OpenRequestCount: count(items[2]), Reasons: []string{}}
+	if seq == 0 {
+		return w, nil
+	}
+	row, err := h.st.Get(ctx, inboxRowKey(agent, seq))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if row != nil {
+		if r, err := decode[attentionRecord](row); err == nil {
+			w.Reasons, w.MessageID = reasonNames(r.Reasons), r.MessageID
+		}
+	}
+	return w, nil
+}
+
+// WebhookOutcome is one delivery attempt's result.
+type WebhookOutcome struct {
+	// Delivered is set on a 2xx: Seq is then delivered.
+	Delivered bool
+	Seq       uint64
+	Status    int
+	// Failing marks the endpoint failing (its retry time is spent).
+	Failing bool
+}
+
+// WebhookRecord stores an attempt's outcome on the endpoint: only the
+// delivery fields change (read, modify, CAS, retried), so an owner's
+// concurrent change (disable, rotate) is kept.
+func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) error {
+	for attempt := 0; attempt < 5; attempt++ {
+		r, ver, err := h.loadWebhook(ctx, id)
+		if err != nil {
+			return err
+		}
+		now := h.clock()
+		r.LastStatus, r.LastAttempt = o.Status, now
+		switch {
+		case o.Delivered:
+			r.DeliveredSeq, r.FailingSince = max(r.DeliveredSeq, o.Seq), time.Time{}
+		case r.FailingSince.IsZero():
+			r.FailingSince = now
+		}
+		if o.Failing && r.Status == WebhookActive {
+			r.Status = WebhookFailing
+		}
+		err = h.putWebhook(ctx, r, ver)
+		if _, conflict := err.(*store.ConditionFailedError); !conflict {
+			if err != nil {
+				return storageErr(err)
+			}
+			return nil
+		}
+	}
+	return apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+}

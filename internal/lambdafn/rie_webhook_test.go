@@ -1,0 +1,76 @@
+//go:build unix
+
+package lambdafn_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/lambdafn"
+)
+
+// TestWebhookFunctionUnderRuntimeEmulator: the real binary as the webhook
+// function consumes a DynamoDB Streams batch (the fixture of
+// internal/webhook), finds the agent's endpoint and attempts a delivery.
+// The endpoint is a receiver on this machine's loopback, which the egress
+// guard refuses at dial time in the deployed binary too: the invocation
+// fails (Lambda would retry the batch, then dead-letter it), nothing
+// reaches the receiver, and the endpoint records the failed attempt.
+// Delivery itself is proved in process (internal/webhook TestStreamHandler).
+func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
+	rie, bootstrap := binaries(t)
+	tab := newEmulatorTable(t)
+	alice, bob := tab.agent(t, "alice"), tab.agent(t, "bob")
+	var hits atomic.Int64
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	defer recv.Close()
+	ctx := context.Background()
+	if _, err := tab.h.Admin().AddWebhook(ctx, bob.AgentID, recv.URL+"/wake"); err != nil {
+		t.Fatal(err)
+	}
+	cr := hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}
+	p, err := tab.h.Prime(ctx, cr, hub.PrimeInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.SessionID = p.SessionID
+	if _, err := tab.h.MessageSend(ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
+		Destination: hub.Destination{Kind: "dm", RecipientAgentID: bob.AgentID}, BodyMD: "wake up"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("../webhook/testdata/stream_event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu := startEmulator(t, rie, lambdafn.WebhookFunction, bootstrap, functionEnv(tab.table, tab.endpoint, lambdafn.WebhookFunction))
+	res, err := rieClient.Post("http://"+emu.addr+invokePath, "application/json",
+		bytes.NewReader([]byte(strings.ReplaceAll(string(raw), "AGENT_ID", bob.AgentID))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || out.ErrorMessage == "" {
+		t.Fatalf("invoking the webhook function: %v, %+v; want the batch failed (the guard refuses loopback)", err, out)
+	}
+	if strings.Contains(out.ErrorMessage, recv.URL) {
+		t.Errorf("the function's error %q names the endpoint URL", out.ErrorMessage)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the receiver on loopback got %d requests; the guard must refuse it", hits.Load())
+	}
+	list, err := tab.h.Admin().ListWebhooks(ctx, tab.box)
+	if err != nil || len(list) != 1 || list[0].LastAttempt == "" || list[0].FailingSince == "" || list[0].DeliveredSeq != "0" {
+		t.Errorf("after the invocation the endpoint = %+v, %v; want a failed attempt recorded, nothing delivered", list, err)
+	}
+}
