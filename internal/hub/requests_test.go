@@ -71,6 +71,11 @@ func openCount(t *testing.T, f *fixture, ag *hub.AgentInfo) int64 {
 	if err != nil {
 		t.Fatalf("Prime(%s): %v", ag.Name, err)
 	}
+	// The reading shows a miscount below zero as 0; the stored counter
+	// does not.
+	if raw := rawOpenRequests(f, ag.AgentID); raw != p.OpenRequestCount {
+		t.Fatalf("Prime(%s): open_request_count %d, but the stored counter is %d", ag.Name, p.OpenRequestCount, raw)
+	}
 	return p.OpenRequestCount
 }
 
