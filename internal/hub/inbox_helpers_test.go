@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -58,7 +59,9 @@ func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
 	f.t.Helper()
 	var rows []hub.InboxRow
 	cur := ""
+	pages := loopLimit(f.t, "InboxList("+filter+") pages", 1000, time.Minute)
 	for {
+		pages.must()
 		out, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: filter, Cursor: cur, Limit: 100})
 		if err != nil {
 			f.t.Fatalf("InboxList(%s): %v", filter, err)
