@@ -141,6 +141,7 @@ func TestInboxNoSkip(t *testing.T) {
 					}()
 				}
 				pw.Wait()
+				<-done // a poller that gave up must not outlive the senders
 				if t.Failed() {
 					return
 				}
