@@ -1,0 +1,142 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// TestInboxReasonNames: a row's reason_names spell out exactly its reason
+// bits.
+func TestInboxReasonNames(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("ops", "")
+		f.mustAdd(room.RoomID, f.a)
+		f.mustAdd(room.RoomID, f.b)
+		crA := f.prime(f.a)
+		ibMustDMs(f, crA, "dm", f.b.AgentID, 1)
+		if _, err := ibSend(f, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "mention"},
+			Destination: toRoom(room.RoomID), BodyMD: "look", Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID}}); err != nil {
+			t.Fatalf("MessageSend(mention and request): %v", err)
+		}
+		rows := ibListAll(f, f.prime(f.b), hub.FilterUnread)
+		want := []struct {
+			reasons int
+			names   []string
+		}{{hub.ReasonDM, []string{"dm"}}, {hub.ReasonMention | hub.ReasonRequest, []string{"mention", "request"}}}
+		if len(rows) != len(want) {
+			t.Fatalf("inbox has %d rows, want %d", len(rows), len(want))
+		}
+		for i, w := range want {
+			if rows[i].Reasons != w.reasons || !slices.Equal(rows[i].ReasonNames, w.names) {
+				t.Errorf("row %d: reasons %d %v, want %d %v", rows[i].InboxSeq, rows[i].Reasons, rows[i].ReasonNames, w.reasons, w.names)
+			}
+		}
+	})
+}
+
+// TestInboxByteBudgetExactFit: a page holds the next row when it fits the
+// byte budget exactly, and not one byte less. A row's size is its stored
+// row plus its message as returned.
+func TestInboxByteBudgetExactFit(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA := f.prime(f.a)
+		for _, key := range []string{"one", "two"} {
+			if _, err := ibDM(f, crA, key, f.b.AgentID, strings.Repeat("y", 600)); err != nil {
+				t.Fatalf("MessageSend: %v", err)
+			}
+		}
+		cr := f.prime(f.b)
+		all, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{})
+		if err != nil || len(all.Rows) != 2 {
+			t.Fatalf("InboxList = %+v, %v; want both rows", all, err)
+		}
+		size := 0
+		for _, r := range all.Rows {
+			it := rawItem(f, "agent#"+f.b.AgentID, fmt.Sprintf("inbox#%020d", r.InboxSeq))
+			msg, err := json.Marshal(r.Message)
+			if err != nil {
+				t.Fatalf("json.Marshal: %v", err)
+			}
+			size += len(it.Data) + len(msg)
+		}
+		for _, tc := range []struct {
+			budget, rows int
+		}{{size, 2}, {size - 1, 1}} {
+			page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: hub.FilterAll, MaxBytes: tc.budget})
+			if err != nil || len(page.Rows) != tc.rows {
+				t.Errorf("InboxList(max_bytes %d, both rows %d bytes) = %d rows, %v; want %d", tc.budget, size, len(page.Rows), err, tc.rows)
+			}
+		}
+	})
+}
+
+// TestInboxScanBudget: looking for unread rows, one inbox_list reads at
+// most 1,000 rows past acknowledged ones; a page that found none by then
+// is empty and continues with next_cursor after the last row it read.
+// The 1,000 acknowledged rows are written straight to the store (the
+// state 1,000 DMs and their ACKs leave, without 1,000 sends).
+func TestInboxScanBudget(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		const acked = 1000
+		pk := "agent#" + f.b.AgentID
+		at := f.clock.Now().UTC()
+		var ops []store.Op
+		flush := func() {
+			if err := f.raw.Write(f.ctx, ops); err != nil {
+				t.Fatalf("seed rows: %v", err)
+			}
+			ops = ops[:0]
+		}
+		for s := uint64(1); s <= acked; s++ {
+			data, _ := json.Marshal(map[string]any{"seq": s, "message_id": "seeded", "stream": "seeded",
+				"stream_seq": s, "reasons": hub.ReasonDM, "at": at, "acked_by": "s_seeded", "acked_at": at})
+			ops = append(ops, store.Put(&store.Item{PK: pk, SK: fmt.Sprintf("inbox#%020d", s), Version: 2, Data: data}, store.Absent))
+			if len(ops) == store.MaxWriteItems {
+				flush()
+			}
+		}
+		ops = append(ops, store.Put(&store.Item{PK: pk, SK: "inbox", Version: acked}, store.Absent))
+		flush()
+		ibMustDMs(f, f.prime(f.a), "after", f.b.AgentID, 1)
+
+		cr := f.prime(f.b)
+		// Limits that do not divide 1,000 make the last read of the
+		// budget a short one.
+		for _, limit := range []int{30, 100} {
+			page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Limit: limit})
+			if err != nil {
+				t.Fatalf("InboxList(limit %d): %v", limit, err)
+			}
+			if len(page.Rows) != 0 || page.NextCursor == "" {
+				t.Fatalf("InboxList(limit %d) over 1,000 acknowledged rows = %d rows (first %d), next cursor %t; want no rows and a next cursor",
+					limit, len(page.Rows), firstSeq(page.Rows), page.NextCursor != "")
+			}
+			next, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Limit: limit, Cursor: page.NextCursor})
+			if err != nil {
+				t.Fatalf("InboxList(limit %d, next): %v", limit, err)
+			}
+			if len(next.Rows) != 1 || next.Rows[0].InboxSeq != acked+1 || next.ResumeCursor == "" {
+				t.Errorf("InboxList(limit %d, next) = %d rows (first %d), resume cursor %t; want row %d and a resume cursor",
+					limit, len(next.Rows), firstSeq(next.Rows), next.ResumeCursor != "", acked+1)
+			}
+		}
+	})
+}
+
+// firstSeq is the first row's inbox_seq, 0 without rows.
+func firstSeq(rows []hub.InboxRow) hub.Revision {
+	if len(rows) == 0 {
+		return 0
+	}
+	return rows[0].InboxSeq
+}
