@@ -1,10 +1,12 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -139,4 +141,41 @@ func firstSeq(rows []hub.InboxRow) hub.Revision {
 		return 0
 	}
 	return rows[0].InboxSeq
+}
+
+// queryCounter counts the store's range queries.
+type queryCounter struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (q *queryCounter) Query(ctx context.Context, in store.Query) ([]*store.Item, error) {
+	q.n.Add(1)
+	return q.Store.Query(ctx, in)
+}
+
+// TestInboxUnreadReadsInChunks: looking for unread rows past acknowledged
+// ones, inbox_list reads at least 16 rows per query whatever its limit, so
+// a page of one row past 20 acknowledged rows takes two queries, not 21.
+func TestInboxUnreadReadsInChunks(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var qc *queryCounter
+		f := newFixture(t, ad, func(s store.Store) store.Store { qc = &queryCounter{Store: s}; return qc })
+		crA := f.prime(f.a)
+		ibMustDMs(f, crA, "old", f.b.AgentID, 20)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterUnread)
+		if _, err := ibAck(f, cr, "old", ibSeqs(1, 20)...); err != nil {
+			t.Fatalf("InboxAck: %v", err)
+		}
+		ibMustDMs(f, crA, "new", f.b.AgentID, 1)
+		qc.n.Store(0)
+		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Limit: 1})
+		if err != nil || len(page.Rows) != 1 || page.Rows[0].InboxSeq != 21 {
+			t.Fatalf("InboxList(limit 1) = %d rows (first %d), %v; want row 21", len(page.Rows), firstSeq(page.Rows), err)
+		}
+		if n := qc.n.Load(); n > 2 {
+			t.Errorf("InboxList(limit 1) past 20 acknowledged rows ran %d queries, want at most 2", n)
+		}
+	})
 }
