@@ -143,15 +143,24 @@ func firstSeq(rows []hub.InboxRow) hub.Revision {
 	return rows[0].InboxSeq
 }
 
-// queryCounter counts the store's range queries.
-type queryCounter struct {
+// opCounter counts the store's range queries and writes.
+type opCounter struct {
 	store.Store
-	n atomic.Int64
+	n, writes atomic.Int64
 }
 
-func (q *queryCounter) Query(ctx context.Context, in store.Query) ([]*store.Item, error) {
+func (q *opCounter) Query(ctx context.Context, in store.Query) ([]*store.Item, error) {
 	q.n.Add(1)
 	return q.Store.Query(ctx, in)
+}
+
+func (q *opCounter) Write(ctx context.Context, ops []store.Op) error {
+	q.writes.Add(1)
+	return q.Store.Write(ctx, ops)
+}
+
+func withOpCounter(c **opCounter) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *c = &opCounter{Store: s}; return *c }
 }
 
 // TestInboxUnreadReadsInChunks: looking for unread rows past acknowledged
@@ -159,8 +168,8 @@ func (q *queryCounter) Query(ctx context.Context, in store.Query) ([]*store.Item
 // a page of one row past 20 acknowledged rows takes two queries, not 21.
 func TestInboxUnreadReadsInChunks(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var qc *queryCounter
-		f := newFixture(t, ad, func(s store.Store) store.Store { qc = &queryCounter{Store: s}; return qc })
+		var qc *opCounter
+		f := newFixture(t, ad, withOpCounter(&qc))
 		crA := f.prime(f.a)
 		ibMustDMs(f, crA, "old", f.b.AgentID, 20)
 		cr := f.prime(f.b)
@@ -178,4 +187,59 @@ func TestInboxUnreadReadsInChunks(t *testing.T) {
 			t.Errorf("InboxList(limit 1) past 20 acknowledged rows ran %d queries, want at most 2", n)
 		}
 	})
+}
+
+// TestInboxAckWrites: what each ACK writes. One that acknowledges nothing
+// and has no key writes nothing; up to 90 new rows are one write and the
+// 10 more of a 100-row ACK one more (the intent's single step). Each ACK
+// that acknowledged rows moves the agent's ACK sequencer one version (and
+// an intent's last step once more, clearing it), and each row it marked
+// one version (an item's version counts its writes).
+func TestInboxAckWrites(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var oc *opCounter
+		f := newFixture(t, ad, withOpCounter(&oc))
+		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 190)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterUnread)
+		pk := "agent#" + f.b.AgentID
+		for i, tc := range []struct {
+			name      string
+			key       string
+			lo, hi    uint64
+			writes    int64
+			sequencer uint64
+		}{
+			{"90 rows", "a", 1, 90, 1, 1},
+			{"no-op without a key", "", 1, 90, 0, 1},
+			{"100 rows", "b", 91, 190, 2, 3},
+		} {
+			oc.writes.Store(0)
+			if _, err := ibAck(f, cr, tc.key, ibSeqs(tc.lo, tc.hi)...); err != nil {
+				t.Fatalf("InboxAck(%s): %v", tc.name, err)
+			}
+			if n := oc.writes.Load(); n != tc.writes {
+				t.Errorf("InboxAck(%s) made %d writes, want %d", tc.name, n, tc.writes)
+			}
+			if it := rawItem(f, pk, "acks"); it == nil || it.Version != tc.sequencer {
+				t.Errorf("after ACK %d (%s): ACK sequencer %v, want version %d", i, tc.name, itemVersion(it), tc.sequencer)
+			}
+		}
+		for _, s := range []uint64{1, 90, 91, 190} {
+			if it := rawItem(f, pk, fmt.Sprintf("inbox#%020d", s)); it == nil || it.Version != 2 {
+				t.Errorf("row %d after its ACK at version %v, want 2 (written, then acknowledged)", s, itemVersion(it))
+			}
+		}
+		if n := rawCount(f, pk, "count#acked"); n != 190 {
+			t.Errorf("ACK counter %d, want 190", n)
+		}
+	})
+}
+
+// itemVersion is it's version, or "absent".
+func itemVersion(it *store.Item) any {
+	if it == nil {
+		return "absent"
+	}
+	return it.Version
 }
