@@ -19,10 +19,7 @@ import (
 func TestInboxReasonNames(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
-		crA := f.prime(f.a)
+		room, crA := f.roomOfAliceAndBob(), f.prime(f.a)
 		ibMustDMs(f, crA, "dm", f.b.AgentID, 1)
 		if _, err := ibSend(f, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "mention"},
 			Destination: toRoom(room.RoomID), BodyMD: "look", Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID}}); err != nil {

@@ -16,10 +16,7 @@ import (
 func TestMessageSendTargetsKeepTheRest(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
-		crA := f.prime(f.a)
+		room, crA := f.roomOfAliceAndBob(), f.prime(f.a)
 		first := f.mustSend(crA, "plain", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "plain"})
 		payload := hub.Object(`{"task":"review"}`)
 		upper := strings.ToUpper(f.b.AgentID)
@@ -47,4 +44,13 @@ func TestMessageSendTargetsKeepTheRest(t *testing.T) {
 			t.Errorf("requests index holds %v, want only msg#%s", keys, sent.MessageID)
 		}
 	})
+}
+
+// roomOfAliceAndBob creates room "ops" with alice and bob as members.
+func (f *fixture) roomOfAliceAndBob() *hub.RoomInfo {
+	f.t.Helper()
+	room := f.mustRoom("ops", "")
+	f.mustAdd(room.RoomID, f.a)
+	f.mustAdd(room.RoomID, f.b)
+	return room
 }
