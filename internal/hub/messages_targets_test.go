@@ -54,3 +54,21 @@ func (f *fixture) roomOfAliceAndBob() *hub.RoomInfo {
 	f.mustAdd(room.RoomID, f.b)
 	return room
 }
+
+// TestFanoutWrites: a post to 89 other members, too many for the message's
+// own write, continues as an intent of two steps of at most 45 recipients:
+// three writes in all, and one row for each recipient.
+func TestFanoutWrites(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var oc *opCounter
+		f := newFixture(t, ad, withOpCounter(&oc))
+		room, seeded := f.bigRoom("fan", 88)
+		cr := f.prime(f.a)
+		oc.writes.Store(0)
+		sent := f.mustSend(cr, "post", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "all hands"})
+		if n := oc.writes.Load(); n != 3 {
+			t.Errorf("a post to 89 members made %d writes, want 3 (the message, two steps of 45 and 44)", n)
+		}
+		f.wantOneRowEach(append([]string{f.b.AgentID}, seeded...), sent.MessageID, hub.ReasonFollowAll)
+	})
+}
