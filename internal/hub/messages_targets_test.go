@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,5 +71,62 @@ func TestFanoutWrites(t *testing.T) {
 			t.Errorf("a post to 89 members made %d writes, want 3 (the message, two steps of 45 and 44)", n)
 		}
 		f.wantOneRowEach(append([]string{f.b.AgentID}, seeded...), sent.MessageID, hub.ReasonFollowAll)
+	})
+}
+
+// TestConversationReadBounds: a page holds the next message when it fits
+// the byte budget exactly and not one byte less (a message's size is its
+// stored item); a read at the snapshot's end queries nothing; thread_read
+// flags truncation only past 200 messages.
+func TestConversationReadBounds(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var oc *opCounter
+		f := newFixture(t, ad, withOpCounter(&oc))
+		room, crA := f.roomOfAliceAndBob(), f.prime(f.a)
+		dest := toRoom(room.RoomID)
+		root := f.mustSend(crA, "root", hub.MessageSendInput{Destination: dest, BodyMD: strings.Repeat("r", 600)})
+		f.mustSend(crA, "second", hub.MessageSendInput{Destination: dest, BodyMD: strings.Repeat("s", 600)})
+		items, err := f.raw.Query(f.ctx, store.Query{PK: "room#" + room.RoomID, From: "msg#", To: store.PrefixEnd("msg#")})
+		if err != nil || len(items) != 2 {
+			t.Fatalf("Query(messages) = %d items, %v; want 2", len(items), err)
+		}
+		size := len(items[0].Data) + len(items[1].Data)
+		for _, tc := range []struct{ budget, msgs int }{{size, 2}, {size - 1, 1}} {
+			page, err := f.read(crA, dest, "", 0, tc.budget)
+			if err != nil {
+				t.Fatalf("ConversationRead(max_bytes %d): %v", tc.budget, err)
+			}
+			if len(page.Messages) != tc.msgs {
+				t.Errorf("ConversationRead(max_bytes %d, both messages %d bytes) = %d messages, want %d", tc.budget, size, len(page.Messages), tc.msgs)
+			}
+		}
+		page, err := f.read(crA, dest, "", 0, 0)
+		if err != nil || page.ResumeCursor == "" {
+			t.Fatalf("ConversationRead: %v, or no resume cursor", err)
+		}
+		oc.n.Store(0)
+		if again, err := f.read(crA, dest, page.ResumeCursor, 0, 0); err != nil || len(again.Messages) != 0 {
+			t.Fatalf("ConversationRead(resume, nothing new): %v, or messages; want none", err)
+		}
+		if n := oc.n.Load(); n != 0 {
+			t.Errorf("ConversationRead at the snapshot's end ran %d queries, want 0", n)
+		}
+
+		for i := range hub.MaxThreadMessages - 1 {
+			f.mustSend(crA, fmt.Sprintf("reply-%d", i), hub.MessageSendInput{Destination: dest, BodyMD: "re", ReplyTo: root.MessageID})
+		}
+		for _, tc := range []struct {
+			replies   int
+			truncated bool
+		}{{hub.MaxThreadMessages - 1, false}, {hub.MaxThreadMessages, true}} {
+			if tc.truncated {
+				f.mustSend(crA, "one more", hub.MessageSendInput{Destination: dest, BodyMD: "re", ReplyTo: root.MessageID})
+			}
+			th, err := f.h.ThreadRead(f.ctx, crA, hub.ThreadReadInput{MessageID: root.MessageID})
+			if err != nil || len(th.Entries) != hub.MaxThreadMessages || th.Truncated != tc.truncated {
+				t.Errorf("ThreadRead of a root with %d replies = %d entries, truncated %t, %v; want %d, %t",
+					tc.replies, len(th.Entries), th.Truncated, err, hub.MaxThreadMessages, tc.truncated)
+			}
+		}
 	})
 }
