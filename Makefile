@@ -135,12 +135,13 @@ build-%Function: $(LAMBDA_BIN)
 # and compiling it dominates (~10 s per mutant per worker on 2 cores; hence
 # the large timeout coefficient: gremlins times the whole `go test`, compile
 # included). The default file set is the kernel (run, commit, retry, idempotency, cursor
-# secret, prime, checkpoint, deactivation) and the store's write paths; set
+# secret, prime, checkpoint, deactivation), the messaging core (messages,
+# inbox, requests) and the store's write paths; set
 # MUTATE_HUB_EXCLUDE= MUTATE_STORE_EXCLUDE= for everything (~900 + ~290
 # mutants: hours). Reports (JSON) land in MUTATE_OUT.
 MUTATE_TMP ?= /dev/shm/agentbox-mutate
 MUTATE_OUT ?= .mutate
-MUTATE_HUB_EXCLUDE ?= ^(messages|spaces|rooms|directory|admin_rooms|admin|auth|memory|keys|session|validate|textfold|types|profile|hub|records|intent|files)\.go$$
+MUTATE_HUB_EXCLUDE ?= ^(spaces|rooms|directory|admin_rooms|admin|auth|memory|keys|session|validate|textfold|types|profile|hub|records|intent|files)\.go$$
 MUTATE_STORE_EXCLUDE ?= ^((storetest|teststores|dynamo/dynamotest)/.*|bolt/(query|codec|bolt|sweep)\.go|dynamo/(dynamo|table|codec)\.go)$$
 GREMLINS = TMPDIR=$(MUTATE_TMP) AGENTBOX_TEST_ADAPTERS=bolt $(GO) tool gremlins unleash --workers 2 --timeout-coefficient 30
 

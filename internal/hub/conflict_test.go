@@ -195,7 +195,9 @@ func TestConflictRetryCancelled(t *testing.T) {
 		// Cancel as soon as the first write has been refused: the call is
 		// then in its first backoff.
 		go func() {
-			for cw.refused.Load() == 0 {
+			// Bounded: the call's own assertions report a write never
+			// refused.
+			for deadline := time.Now().Add(10 * time.Second); cw.refused.Load() == 0 && time.Now().Before(deadline); {
 				time.Sleep(100 * time.Microsecond)
 			}
 			cancel()

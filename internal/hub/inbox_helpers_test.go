@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -58,7 +59,9 @@ func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
 	f.t.Helper()
 	var rows []hub.InboxRow
 	cur := ""
+	pages := loopLimit(f.t, "InboxList("+filter+") pages", 1000, time.Minute)
 	for {
+		pages.must()
 		out, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: filter, Cursor: cur, Limit: 100})
 		if err != nil {
 			f.t.Fatalf("InboxList(%s): %v", filter, err)
@@ -124,12 +127,17 @@ func ibRecount(f *fixture, agent string) (total, unread int64) {
 	return total, unread
 }
 
-// ibUnread is agent_prime's live unread count for ag (a fresh session).
+// ibUnread is agent_prime's live unread count for ag (a fresh session),
+// which must be the stored counters' exact difference: the reading shows a
+// miscount below zero as 0, the stored counters do not.
 func ibUnread(f *fixture, ag *hub.AgentInfo) int64 {
 	f.t.Helper()
 	p, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
 	if err != nil {
 		f.t.Fatalf("Prime(%s): %v", ag.Name, err)
+	}
+	if raw := rawUnread(f, ag.AgentID); raw != p.UnreadCount {
+		f.t.Fatalf("Prime(%s): unread_count %d, but the stored head less the ACK counter is %d", ag.Name, p.UnreadCount, raw)
 	}
 	return p.UnreadCount
 }

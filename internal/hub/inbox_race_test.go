@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -89,7 +90,14 @@ func TestInboxNoSkip(t *testing.T) {
 						defer pw.Done()
 						res := seen{ids: map[string]int{}}
 						cur, resuming := "", false
+						// A page per row, a wait per resume, and
+						// the empty pages of waits that found
+						// nothing: far fewer than this.
+						pages := loopLimit(t, fmt.Sprintf("poller %d", p), 20*len(senders)*perSender, time.Minute)
 						for {
+							if !pages.next() {
+								return
+							}
 							finished := false
 							select {
 							case <-done:
@@ -133,6 +141,7 @@ func TestInboxNoSkip(t *testing.T) {
 					}()
 				}
 				pw.Wait()
+				<-done // a poller that gave up must not outlive the senders
 				if t.Failed() {
 					return
 				}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -33,7 +34,9 @@ func listNotes(f *fixture, cr hub.Credentials, limit int) ([]string, *hub.ListMe
 	var names []string
 	var last *hub.ListMemoryOutput
 	cur := ""
+	pages := loopLimit(f.t, "ListMemory pages", 1000, time.Minute)
 	for {
+		pages.must()
 		out, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: cur, Limit: limit}})
 		if err != nil {
 			f.t.Fatalf("ListMemory(cursor %q, limit %d): %v", cur, limit, err)

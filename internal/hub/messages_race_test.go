@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -85,10 +86,17 @@ func TestSendersRace(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						cur, last := "", false
+						// Readers poll without waiting while the
+						// senders run: the time bound is the one
+						// that matters.
+						pages := loopLimit(t, fmt.Sprintf("reader %d", who), 1_000_000, 2*time.Minute)
 						for !last {
 							// One more full poll after the senders are done.
 							last = sending.Load() == 0
 							for {
+								if !pages.next() {
+									return
+								}
 								page, err := f.read(creds[who], cv.dest(who), cur, 3, 0)
 								if err != nil {
 									t.Errorf("reader %d: %v", who, err)

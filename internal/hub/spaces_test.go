@@ -58,7 +58,9 @@ func listAllSpaces(f *fixture, cr hub.Credentials, limit int) ([]hub.SpaceSummar
 	f.t.Helper()
 	var all []hub.SpaceSummary
 	cur, pages := "", 0
+	rounds := loopLimit(f.t, "ListSpaces pages", 1000, time.Minute)
 	for {
+		rounds.must()
 		out, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{Data: hub.ListSpacesData{Cursor: cur, Limit: limit}})
 		if err != nil {
 			f.t.Fatalf("ListSpaces(cursor %q, limit %d): %v", cur, limit, err)

@@ -34,7 +34,9 @@ import (
 // one: 0, checked — the oldest unread is always served first, so no sender
 // starves at W = 16); send retries after TEMPORARILY_UNAVAILABLE per send
 // (contention on the receiver's inbox head); and the store round trips of
-// one send, one list and one ACK (teststores.Counting).
+// one send, one list and one ACK (teststores.Counting). TestInboxLoopMCP
+// runs the same loop with 40 DMs from 4 senders, so make test checks the
+// property too.
 
 // benchEnv is the served handler and its hub.
 type benchEnv struct {
@@ -44,7 +46,7 @@ type benchEnv struct {
 	box     string
 }
 
-func newBenchEnv(b *testing.B) *benchEnv {
+func newBenchEnv(b testing.TB) *benchEnv {
 	b.Helper()
 	st, err := bolt.Open(filepath.Join(b.TempDir(), "agentbox.db"), bolt.Options{})
 	if err != nil {
@@ -72,7 +74,7 @@ func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // agentSession creates an agent and connects and primes an MCP session.
-func (e *benchEnv) agentSession(b *testing.B, name string) (*hub.AgentInfo, *mcp.ClientSession) {
+func (e *benchEnv) agentSession(b testing.TB, name string) (*hub.AgentInfo, *mcp.ClientSession) {
 	b.Helper()
 	ag, err := e.h.Admin().CreateAgent(context.Background(), e.box, name, "")
 	if err != nil {
@@ -131,6 +133,24 @@ func BenchmarkInboxLoop(b *testing.B) {
 	}
 }
 
+// TestInboxLoopMCP is the benchmark's loop as a test, with small counts: over
+// MCP, nothing sent is lost, served twice or served before an older unread
+// row, and once every page is ACKed the receiver has nothing unread.
+func TestInboxLoopMCP(t *testing.T) {
+	e := newBenchEnv(t)
+	recv, rcs := e.agentSession(t, "receiver")
+	senders := make([]*mcp.ClientSession, 4)
+	for i := range senders {
+		_, senders[i] = e.agentSession(t, fmt.Sprintf("sender-%d", i))
+	}
+	const total = 40
+	inboxLoop(t, recv, rcs, senders, total, func() {})
+	p, err := callTool[hub.PrimeOutput](rcs, "agent_prime", map[string]any{})
+	if err != nil || p.UnreadCount != 0 {
+		t.Errorf("agent_prime after ACKing every page = %+v, %v; want unread_count 0", p, err)
+	}
+}
+
 func benchInboxLoop(b *testing.B, w int) {
 	e := newBenchEnv(b)
 	recv, rcs := e.agentSession(b, "receiver")
@@ -138,15 +158,62 @@ func benchInboxLoop(b *testing.B, w int) {
 	for i := range senders {
 		_, senders[i] = e.agentSession(b, fmt.Sprintf("sender-%d", i))
 	}
+	r := inboxLoop(b, recv, rcs, senders, b.N, b.ResetTimer)
+	b.StopTimer()
+	total, latencies := b.N, r.latencies
+	slices.Sort(latencies)
+	pct := func(p float64) float64 {
+		return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(total)/r.sendElapsed.Seconds(), "sends/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(r.lost), "lost")
+	b.ReportMetric(float64(r.dups), "dup")
+	b.ReportMetric(float64(r.violations), "out-of-order")
+	b.ReportMetric(float64(r.retries)/float64(total), "retries/send")
 
-	total := b.N
+	// Round trips of one call of each tool of the loop, alone.
+	e.counter.Reset()
+	if _, err := callTool[hub.MessageSendOutput](senders[0], "message_send", map[string]any{"idempotency_key": "rt",
+		"body_md": "rt", "destination": map[string]any{"kind": "dm", "recipient_agent_id": recv.AgentID}}); err != nil {
+		b.Fatalf("message_send: %v", err)
+	}
+	b.ReportMetric(float64(e.counter.Reset()), "rt/send")
+	page, err := callTool[hub.InboxListOutput](rcs, "inbox_list", map[string]any{"cursor": r.cursor})
+	if err != nil || len(page.Rows) != 1 {
+		b.Fatalf("inbox_list = %+v, %v; want the one new row", page, err)
+	}
+	b.ReportMetric(float64(e.counter.Reset()), "rt/list")
+	if _, err := callTool[hub.InboxAckOutput](rcs, "inbox_ack", map[string]any{"idempotency_key": "rt",
+		"inbox_seqs": []string{strconv.FormatUint(uint64(page.Rows[0].InboxSeq), 10)}}); err != nil {
+		b.Fatalf("inbox_ack: %v", err)
+	}
+	b.ReportMetric(float64(e.counter.Reset()), "rt/ack")
+}
+
+// loopResult is what one run of the inbox loop observed.
+type loopResult struct {
+	lost, dups, violations, retries int
+	latencies                       []time.Duration
+	sendElapsed                     time.Duration
+	cursor                          string // the receiver's last cursor
+}
+
+// inboxLoop sends total DMs from senders to recv while recv's session rcs
+// pages its inbox with resume cursors and ACKs every page; started is
+// called as the sends begin. It fails unless every DM was seen exactly
+// once and in inbox order.
+func inboxLoop(b testing.TB, recv *hub.AgentInfo, rcs *mcp.ClientSession, senders []*mcp.ClientSession, total int, started func()) loopResult {
+	b.Helper()
+	w := len(senders)
 	var mu sync.Mutex
 	sentAt := make(map[string]time.Time, total)
 	var retries int
 	var sendErr error
 	var wg sync.WaitGroup
 	start := time.Now()
-	b.ResetTimer()
+	started()
 	for i, cs := range senders {
 		n := total/w + min(1, max(0, total%w-i))
 		wg.Add(1)
@@ -159,9 +226,9 @@ func benchInboxLoop(b *testing.B, w int) {
 				mu.Unlock()
 				args := map[string]any{"idempotency_key": "k" + body, "body_md": body,
 					"destination": map[string]any{"kind": "dm", "recipient_agent_id": recv.AgentID}}
-				for {
+				for attempt := 1; ; attempt++ {
 					_, err := callTool[hub.MessageSendOutput](cs, "message_send", args)
-					if te, ok := err.(*toolErr); ok && te.Code == "TEMPORARILY_UNAVAILABLE" {
+					if te, ok := err.(*toolErr); ok && te.Code == "TEMPORARILY_UNAVAILABLE" && attempt < 50 {
 						mu.Lock()
 						retries++
 						mu.Unlock()
@@ -186,8 +253,14 @@ func benchInboxLoop(b *testing.B, w int) {
 	var latencies []time.Duration
 	var lastSeq uint64
 	violations, acks := 0, 0
-	cursor := ""
-	for len(seen) < total {
+	cursor, idle, finished := "", 0, false
+	// Bounded: a page shows at least one row unless a 1 s wait found
+	// none, so a loop that does not end is a failure to report.
+	deadline := time.Now().Add(time.Minute + time.Duration(total)*10*time.Millisecond)
+	for round := 0; len(seen) < total; round++ {
+		if round > 4*total+100 || time.Now().After(deadline) {
+			b.Fatalf("inbox loop: %d of %d messages seen after %d pages", len(seen), total, round)
+		}
 		select {
 		case <-sendsDone:
 			mu.Lock()
@@ -195,6 +268,12 @@ func benchInboxLoop(b *testing.B, w int) {
 			mu.Unlock()
 			if err != nil {
 				b.Fatalf("send: %v", err)
+			}
+			// Every send has committed: pages waiting for more
+			// that find nothing mean rows were lost.
+			finished = true
+			if idle > 2 {
+				b.Fatalf("inbox loop: %d of %d messages seen, and %d waits after the last send found nothing", len(seen), total, idle)
 			}
 		default:
 		}
@@ -206,6 +285,12 @@ func benchInboxLoop(b *testing.B, w int) {
 		page, err := callTool[hub.InboxListOutput](rcs, "inbox_list", args)
 		if err != nil {
 			b.Fatalf("inbox_list: %v", err)
+		}
+		if finished {
+			idle++
+		}
+		if len(page.Rows) > 0 {
+			idle = 0
 		}
 		now := time.Now()
 		var seqs []string
@@ -240,7 +325,6 @@ func benchInboxLoop(b *testing.B, w int) {
 		}
 	}
 	<-sendsDone
-	b.StopTimer()
 
 	dups := 0
 	for _, n := range seen {
@@ -250,33 +334,6 @@ func benchInboxLoop(b *testing.B, w int) {
 	if lost != 0 || dups != 0 || violations != 0 {
 		b.Fatalf("lost %d, duplicated %d, served out of order %d; want 0", lost, dups, violations)
 	}
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(float64(total)/sendElapsed.Seconds(), "sends/s")
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(lost), "lost")
-	b.ReportMetric(float64(dups), "dup")
-	b.ReportMetric(float64(violations), "out-of-order")
-	b.ReportMetric(float64(retries)/float64(total), "retries/send")
-
-	// Round trips of one call of each tool of the loop, alone.
-	e.counter.Reset()
-	if _, err := callTool[hub.MessageSendOutput](senders[0], "message_send", map[string]any{"idempotency_key": "rt",
-		"body_md": "rt", "destination": map[string]any{"kind": "dm", "recipient_agent_id": recv.AgentID}}); err != nil {
-		b.Fatalf("message_send: %v", err)
-	}
-	b.ReportMetric(float64(e.counter.Reset()), "rt/send")
-	page, err := callTool[hub.InboxListOutput](rcs, "inbox_list", map[string]any{"cursor": cursor})
-	if err != nil || len(page.Rows) != 1 {
-		b.Fatalf("inbox_list = %+v, %v; want the one new row", page, err)
-	}
-	b.ReportMetric(float64(e.counter.Reset()), "rt/list")
-	if _, err := callTool[hub.InboxAckOutput](rcs, "inbox_ack", map[string]any{"idempotency_key": "rt",
-		"inbox_seqs": []string{strconv.FormatUint(uint64(page.Rows[0].InboxSeq), 10)}}); err != nil {
-		b.Fatalf("inbox_ack: %v", err)
-	}
-	b.ReportMetric(float64(e.counter.Reset()), "rt/ack")
+	return loopResult{lost: lost, dups: dups, violations: violations, retries: retries,
+		latencies: latencies, sendElapsed: sendElapsed, cursor: cursor}
 }
