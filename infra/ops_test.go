@@ -280,7 +280,7 @@ func TestReadmeTenantCeilings(t *testing.T) {
 	readme := string(raw)
 	tools := len(registry.New().Tools())
 	for _, want := range []string{
-		fmt.Sprintf("%d functions\n  (every tool, MCP, the sweep and the operator view)", tools+3),
+		fmt.Sprintf("%d functions\n  (every tool, MCP, the sweep, the operator view and the webhook dispatcher)", tools+4),
 		fmt.Sprintf("`ToolReservedConcurrency` applies to each of %d functions", tools+2),
 		fmt.Sprintf("it costs %d × its value", tools+2),
 		"75 GB", "1,000 per account", "must keep 100 unreserved", "What to raise first",
@@ -290,13 +290,20 @@ func TestReadmeTenantCeilings(t *testing.T) {
 			t.Errorf("README's tenant section lacks %q", want)
 		}
 	}
-	// Each function reserving ToolReservedConcurrency is one of them.
-	reserving := 0
+	// Each function reserving ToolReservedConcurrency is one of them, and
+	// the template has as many functions as the README counts.
+	reserving, functions := 0, 0
 	for _, p := range pairs(get(loadTemplate(t), "Resources")) {
+		if str(get(p.val, "Type")) == "AWS::Serverless::Function" {
+			functions++
+		}
 		r := path(p.val, "Properties", "ReservedConcurrentExecutions")
 		if r != nil && r.Tag == "!If" && r.Content[0].Value == "ReserveToolConcurrency" {
 			reserving++
 		}
+	}
+	if functions != tools+4 {
+		t.Errorf("the template has %d functions, the README says %d", functions, tools+4)
 	}
 	if reserving != tools+2 {
 		t.Errorf("%d functions reserve ToolReservedConcurrency, the README says %d", reserving, tools+2)
