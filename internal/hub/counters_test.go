@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -63,18 +64,31 @@ func rawOpenRequests(f *fixture, agent string) int64 {
 // rawReceipts lists the inbox seqs session holds retrieval receipts for.
 func rawReceipts(f *fixture, session string) []uint64 {
 	f.t.Helper()
-	items, err := f.raw.Query(f.ctx, store.Query{PK: "ses#" + session, From: "rcpt#", To: store.PrefixEnd("rcpt#")})
+	// A session's receipts are one item of shown spans (receipts.go):
+	// {"s":[{"l":lo,"h":hi,"t":unix nanoseconds}]}.
+	it, err := f.raw.Get(f.ctx, store.Key{PK: "ses#" + session, SK: "rcpts"})
 	if err != nil {
-		f.t.Fatalf("Query(receipts): %v", err)
+		f.t.Fatalf("Get(receipts): %v", err)
+	}
+	if it == nil {
+		return nil
+	}
+	var set struct {
+		Spans []struct {
+			Lo uint64 `json:"l"`
+			Hi uint64 `json:"h"`
+		} `json:"s"`
+	}
+	if err := json.Unmarshal(it.Data, &set); err != nil {
+		f.t.Fatalf("receipts item %s: %v", it.Data, err)
 	}
 	var seqs []uint64
-	for _, it := range items {
-		var n uint64
-		for _, c := range strings.TrimPrefix(it.SK, "rcpt#") {
-			n = 10*n + uint64(c-'0')
+	for _, sp := range set.Spans {
+		for n := sp.Lo; n <= sp.Hi && n-sp.Lo < 1<<16; n++ {
+			seqs = append(seqs, n)
 		}
-		seqs = append(seqs, n)
 	}
+	slices.Sort(seqs)
 	return seqs
 }
 
