@@ -108,14 +108,23 @@ func (c Context) keyWhere() string {
 	return "as 'Authorization: Bearer <key>' or box_key"
 }
 
-// nextActions is each code's next action in a context. NOT_PRIMED's words
-// are the session layer's; a transport-specific wording goes here.
+// nextActions is each code's next action in a context: a wording that
+// depends on the tool or the transport goes here.
 var nextActions = map[Code]func(Context) string{
 	AuthFailed: func(c Context) string {
 		return "Send a valid agent key " + c.keyWhere() + "; ask the box owner for a new key if yours was rotated or revoked."
 	},
-	NotPrimed: func(Context) string {
-		return "Call agent_prime first and send the session it returns on every later call."
+	NotPrimed: func(c Context) string {
+		// The model itself can carry its session only as the session_id
+		// argument over MCP (Mcp-Session-Id is the host's), and as the
+		// session header over REST.
+		switch c.Transport {
+		case MCP:
+			return "Call agent_prime, then pass its session_id argument on every call."
+		case REST:
+			return "Call agent_prime, then send its session_id as the Agentbox-Session header on every call."
+		}
+		return "Call agent_prime, then pass the session_id it returns on every call."
 	},
 	ProfileOutdated: func(Context) string {
 		return "Call profile_get to read your updated profile, then retry."

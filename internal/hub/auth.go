@@ -176,8 +176,9 @@ func authFailed() error {
 // out depends on how the session travels, so each transport words the
 // next action (mcpserver and rest rewrite it).
 func notPrimed() error {
-	return apperr.New(apperr.NotPrimed, "No live session: it is missing, unknown or expired.").
-		WithNext("Call agent_prime, then pass the session_id it returns on every call.")
+	// The way out depends on the transport: each words it where the
+	// envelope is rendered (apperr's next actions).
+	return apperr.New(apperr.NotPrimed, "No live session: it is missing, unknown or expired.")
 }
 
 // begin authenticates a call and, in the same batched read, fetches the

@@ -1,8 +1,9 @@
 package hub
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
 // The message envelope bound (seed 000: "the message envelope including
@@ -34,12 +35,10 @@ func envelopeBytes(msg *messageRecord) int {
 		ReplyTo     string          `json:"reply_to,omitempty"`
 	}{Destination{Kind: msg.Kind, RoomID: msg.RoomID, RecipientAgentID: msg.Recipient},
 		msg.BodyMD, msg.Payload, files, msg.Mentions, msg.Requests, msg.ReplyTo}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(sent); err != nil {
+	b, err := strictjson.Marshal(sent)
+	if err != nil {
 		// Plain strings and a payload already validated as JSON.
 		panic("hub: encoding a message envelope: " + err.Error())
 	}
-	return buf.Len() - 1 // Encode's newline
+	return len(b)
 }

@@ -194,8 +194,9 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 
 		_, err := f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{})
 		e := wantCode(t, "CheckpointGet(idle session)", err, apperr.NotPrimed)
-		if !strings.Contains(e.Message, "expired") || !strings.Contains(e.NextAction, "agent_prime") || !strings.Contains(e.NextAction, "session_id") {
-			t.Errorf("NOT_PRIMED = %q / %q, want it to say the session expired and to call agent_prime and pass session_id", e.Message, e.NextAction)
+		// The next action is worded where the envelope is rendered.
+		if next := e.Envelope().NextAction; !strings.Contains(e.Message, "expired") || !strings.Contains(next, "agent_prime") || !strings.Contains(next, "session_id") {
+			t.Errorf("NOT_PRIMED = %q / %q, want it to say the session expired and to call agent_prime and pass session_id", e.Message, next)
 		}
 		// Served to its agent; another agent's key answers as for an
 		// unknown session, and none at all is refused, as while it lived.

@@ -42,7 +42,8 @@ package mcpserver
 //
 // DELETE ends the MCP session (204; 405 for a session never bound, sent
 // without a key; 404 for another agent's). NOT_PRIMED's next action over
-// MCP is notPrimedNext (tools.go): the model can only pass the argument.
+// MCP (apperr's next actions) names the session_id argument: the model can
+// only pass the argument.
 
 import (
 	"bytes"

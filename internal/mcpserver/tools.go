@@ -108,11 +108,6 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 		}
 		if err != nil {
 			e := apperr.Normalize(err)
-			if e.Code == apperr.NotPrimed {
-				c := *e
-				c.NextAction = notPrimedNext
-				e = &c
-			}
 			s.logCall(ctx, tally, t.Name, e, start)
 			ans := failure(t, e)
 			ans.open = !t.Authenticated
@@ -122,12 +117,6 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 		return answer{data: data, open: !t.Authenticated}
 	}
 }
-
-// notPrimedNext is NOT_PRIMED's next action over MCP, where the model
-// itself can carry the session only as the session_id argument (the
-// Mcp-Session-Id header is the host's). The hub's text is
-// transport-neutral; REST words its own (internal/rest).
-const notPrimedNext = "Call agent_prime, then pass its session_id argument on every call."
 
 // toolHandler adapts a toolFunc to the SDK, which serves tools/call only
 // when this layer does not (a tools/call notification).

@@ -117,9 +117,6 @@ func Status(code apperr.Code) int {
 	return http.StatusInternalServerError
 }
 
-// notPrimedNext is NOT_PRIMED's next action over REST.
-const notPrimedNext = "Call agent_prime, then send its session_id as the " + SessionHeader + " header on every call."
-
 // ErrorBody is the JSON body of every REST error response.
 type ErrorBody struct {
 	Error apperr.Envelope `json:"error"`
@@ -146,13 +143,6 @@ func errorContext(t *registry.Tool) apperr.Context {
 func writeError(w http.ResponseWriter, status int, e *apperr.Error, t *registry.Tool) {
 	if status == 0 {
 		status = Status(e.Code)
-	}
-	if e.Code == apperr.NotPrimed {
-		// The hub's next action is transport-neutral; over REST the
-		// session travels in the header.
-		c := *e
-		c.NextAction = notPrimedNext
-		e = &c
 	}
 	h := w.Header()
 	switch {
