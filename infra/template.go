@@ -400,9 +400,11 @@ type route struct {
 	stream                        bool // the table's stream (webhook.go)
 }
 
+// reserveParam is the parameter behind each reservation condition.
 var reserveParam = map[string]string{
-	"ReserveToolConcurrency": "ToolReservedConcurrency",
-	"ReserveMcpConcurrency":  "McpReservedConcurrency",
+	"ReserveToolConcurrency":    "ToolReservedConcurrency",
+	"ReserveMcpConcurrency":     "McpReservedConcurrency",
+	"ReserveWebhookConcurrency": "WebhookReservedConcurrency", // webhook.go
 }
 
 // logGroup writes a function's (or the API's) log group. The name is

@@ -31,8 +31,6 @@ var (
 	StreamActions = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"}
 )
 
-func init() { reserveParam["ReserveWebhookConcurrency"] = "WebhookReservedConcurrency" }
-
 func webhookParameters(w func(string, ...any)) {
 	w("  WebhookReservedConcurrency:")
 	w("    Type: Number")
