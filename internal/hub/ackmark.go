@@ -32,6 +32,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -112,8 +113,8 @@ func (h *Hub) repairMark(ctx context.Context, agent string, o *ackOpen) error {
 	for n, read := repairFirst, 0; o.Unsure > o.watermark() && read < repairRows; n *= 4 {
 		n = min(n, repairRows-read)
 		w := o.watermark()
-		items, err := h.st.Query(ctx, store.Query{PK: "agent#" + agent,
-			From: inboxRowKey(agent, w+1).SK, To: inboxRowKey(agent, o.Unsure).SK, Limit: n})
+		items, err := h.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK,
+			From: table.InboxRowKey(agent, w+1).SK, To: table.InboxRowKey(agent, o.Unsure).SK, Limit: n})
 		if err != nil {
 			return storageErr(err)
 		}

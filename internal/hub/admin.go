@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
+	"github.com/agentbox/agentbox/internal/hub/table"
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -73,14 +74,14 @@ func (a *Admin) CreateBox(ctx context.Context, name string) (*BoxInfo, error) {
 }
 
 func (a *Admin) agentItem(rec *agentRecord, version uint64) *store.Item {
-	k := agentKey(rec.ID)
+	k := table.AgentKey(rec.ID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: boxAgentsIndex(rec.BoxID), GSI1SK: strings.ToLower(rec.Name) + "#" + rec.ID,
+		GSI1PK: table.BoxAgentsIndex(rec.BoxID), GSI1SK: table.AgentOrderKey(rec.Name, rec.ID),
 		Data: encode(rec)}
 }
 
 func (a *Admin) keyItem(rec keyRecord) *store.Item {
-	k := keyRecordKey(rec.KeyID)
+	k := table.KeyRecordKey(rec.KeyID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}
 }
 
@@ -141,7 +142,7 @@ func (a *Admin) AddAgent(ctx context.Context, n NewAgent) (*AgentInfo, error) {
 	kr.BoxID, kr.CreatedAt, kr.Scope = box, now, storedScope(n.Scope)
 	rec.KeyIDs = []string{kr.KeyID}
 	ops := []store.Op{
-		store.Check(boxKey(box), store.Present),
+		store.Check(table.BoxKey(box), store.Present),
 		store.Put(a.agentItem(rec, 1), store.Absent),
 		store.Put(profileItem(rec.ID, prof, 1), store.Absent),
 		store.Put(a.keyItem(kr), store.Absent),
@@ -180,7 +181,7 @@ func directoryNote(rec *agentRecord, cardRole string) string {
 }
 
 func profileItem(agent string, p *profileRecord, version uint64) *store.Item {
-	k := profileKey(agent)
+	k := table.ProfileKey(agent)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(p)}
 }
 
@@ -191,7 +192,7 @@ func agentInfo(rec *agentRecord, p *profileRecord, profileVersion uint64) *Agent
 
 // describe reads what agentInfo needs after a change.
 func (a *Admin) describe(ctx context.Context, rec *agentRecord) (*AgentInfo, error) {
-	it, err := a.h.st.Get(ctx, profileKey(rec.ID))
+	it, err := a.h.st.Get(ctx, table.ProfileKey(rec.ID))
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -211,7 +212,7 @@ func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint
 	if err := checkUUID("agent", agent); err != nil {
 		return nil, 0, err
 	}
-	it, err := a.h.st.Get(ctx, agentKey(agent))
+	it, err := a.h.st.Get(ctx, table.AgentKey(agent))
 	if err != nil {
 		return nil, 0, storageErr(err)
 	}
@@ -287,7 +288,7 @@ func (a *Admin) RotateKeyScoped(ctx context.Context, agent, scope string) (*Agen
 		kr.BoxID, kr.CreatedAt, kr.Scope = rec.BoxID, now, storedScope(issued)
 		ops := []store.Op{store.Put(a.keyItem(kr), store.Absent)}
 		for _, id := range rec.KeyIDs {
-			ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))
+			ops = append(ops, store.Delete(table.KeyRecordKey(id), store.Unconditional))
 		}
 		rec.KeyIDs, key, keyID = []string{kr.KeyID}, k, kr.KeyID
 		return ops, nil
@@ -333,7 +334,7 @@ func (a *Admin) RevokeKey(ctx context.Context, agent, keyID string) (*AgentInfo,
 		var keep []string
 		for _, id := range rec.KeyIDs {
 			if keyID == "" || id == keyID {
-				ops = append(ops, store.Delete(keyRecordKey(id), store.Unconditional))
+				ops = append(ops, store.Delete(table.KeyRecordKey(id), store.Unconditional))
 			} else {
 				keep = append(keep, id)
 			}
@@ -388,7 +389,7 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 		return nil, err
 	}
 	for attempt := 0; attempt < 5; attempt++ {
-		it, err := a.h.st.Get(ctx, profileKey(agent))
+		it, err := a.h.st.Get(ctx, table.ProfileKey(agent))
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -430,19 +431,24 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)})
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
 	recs := make([]*agentRecord, 0, len(items))
-	keys := make([]store.Key, 0, len(items))
 	for _, it := range items {
 		rec, err := decode[agentRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
 		recs = append(recs, rec)
-		keys = append(keys, profileKey(rec.ID))
+	}
+	// The index orders agents by its older key (table.AgentOrderKey); the
+	// listing is in the one collation rooms and the directory use.
+	slices.SortFunc(recs, func(x, y *agentRecord) int { return table.CompareNames(x.Name, x.ID, y.Name, y.ID) })
+	keys := make([]store.Key, 0, len(recs))
+	for _, rec := range recs {
+		keys = append(keys, table.ProfileKey(rec.ID))
 	}
 	profiles, err := a.h.st.BatchGet(ctx, keys)
 	if err != nil {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -21,7 +22,7 @@ func unknownBox(box string) error {
 
 // requireBox answers unknownBox unless box exists.
 func (a *Admin) requireBox(ctx context.Context, box string) error {
-	it, err := a.h.st.Get(ctx, boxKey(box))
+	it, err := a.h.st.Get(ctx, table.BoxKey(box))
 	if err != nil {
 		return storageErr(err)
 	}
@@ -33,9 +34,9 @@ func (a *Admin) requireBox(ctx context.Context, box string) error {
 
 // boxItem is a box with its entry on the store's box index.
 func boxItem(b boxRecord, version uint64) *store.Item {
-	k := boxKey(b.ID)
+	k := table.BoxKey(b.ID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(b),
-		GSI1PK: boxesIndex, GSI1SK: orderKey(b.Name, b.ID)}
+		GSI1PK: table.BoxesIndex, GSI1SK: table.OrderKey(b.Name, b.ID)}
 }
 
 // maxListedBoxes bounds list-boxes: a store holds a tenant's few boxes.
@@ -46,7 +47,7 @@ const maxListedBoxes = 1000
 // created before the index existed appears once `migrate-listings --box`
 // ran on it.
 func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxesIndex, Limit: maxListedBoxes})
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxesIndex, Limit: maxListedBoxes})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -64,14 +65,14 @@ func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
 // indexBox puts a box created before the box index existed on it; it
 // reports whether it moved the box.
 func (a *Admin) indexBox(ctx context.Context, box string) (bool, error) {
-	it, err := a.h.st.Get(ctx, boxKey(box))
+	it, err := a.h.st.Get(ctx, table.BoxKey(box))
 	if err != nil {
 		return false, storageErr(err)
 	}
 	if it == nil {
 		return false, unknownBox(box)
 	}
-	if it.GSI1PK == boxesIndex {
+	if it.GSI1PK == table.BoxesIndex {
 		return false, nil
 	}
 	b, err := decode[boxRecord](it)
@@ -96,7 +97,7 @@ func (a *Admin) keyInfos(ctx context.Context, ids []string) ([]KeyInfo, error) {
 		chunk := ids[start:min(start+store.MaxBatchGetKeys, len(ids))]
 		keys := make([]store.Key, len(chunk))
 		for i, id := range chunk {
-			keys[i] = keyRecordKey(id)
+			keys[i] = table.KeyRecordKey(id)
 		}
 		items, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {

@@ -18,11 +18,12 @@ package hub
 // nothing left to move.
 //
 // The same command puts messages with requests sent before the box's
-// requests index existed (keys.go, boxRequestsIndex) on it.
+// requests index existed (keys.go, table.BoxRequestsIndex) on it.
 
 import (
 	"context"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -59,9 +60,9 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 		return nil, err
 	}
 	var spaces []string
-	err = a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(box)}, func(it *store.Item) error {
-		if it.SK == spaceKey("").SK { // the space item itself: the old shape
-			spaces = append(spaces, strings.TrimPrefix(it.PK, spaceKey("").PK))
+	err = a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(box)}, func(it *store.Item) error {
+		if it.SK == table.SpaceKey("").SK { // the space item itself: the old shape
+			spaces = append(spaces, strings.TrimPrefix(it.PK, table.SpaceKey("").PK))
 		}
 		return nil
 	})
@@ -82,9 +83,9 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 		}
 	}
 	var cards []string
-	err = a.eachEntry(ctx, store.Query{Index: store.GSI2, PK: directoryIndex(box)}, func(it *store.Item) error {
-		if it.SK == cardKey("").SK {
-			cards = append(cards, strings.TrimPrefix(it.PK, cardKey("").PK))
+	err = a.eachEntry(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(box)}, func(it *store.Item) error {
+		if it.SK == table.CardKey("").SK {
+			cards = append(cards, strings.TrimPrefix(it.PK, table.CardKey("").PK))
 		}
 		return nil
 	})
@@ -112,8 +113,8 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 // the message's box.
 func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	var agents []string
-	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)}, func(it *store.Item) error {
-		agents = append(agents, strings.TrimPrefix(it.PK, agentKey("").PK))
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)}, func(it *store.Item) error {
+		agents = append(agents, strings.TrimPrefix(it.PK, table.AgentKey("").PK))
 		return nil
 	})
 	if err != nil {
@@ -126,7 +127,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	msgs := map[string]*message{}
 	var order []string
 	for _, agent := range agents {
-		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(agent)}, func(it *store.Item) error {
+		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
 			r, err := decode[requestRecord](it)
 			if err != nil {
 				return apperr.Normalize(err)
@@ -147,7 +148,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	moved := 0
 	for _, id := range order {
 		m := msgs[id]
-		ok, err := a.indexRequest(ctx, box, id, seqKey(uint64(m.sentAt))+"#"+id, m.to)
+		ok, err := a.indexRequest(ctx, box, id, table.RequestsSortKey(m.sentAt, id), m.to)
 		if err != nil {
 			return 0, err
 		}
@@ -161,7 +162,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 // indexRequest puts one message's pointer on the box's requests index, at
 // its version, and reports false when it was on it already.
 func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []string) (bool, error) {
-	k := messagePointerKey(id)
+	k := table.MessagePointerKey(id)
 	for range adminAttempts {
 		it, err := a.h.st.Get(ctx, k)
 		if err != nil {
@@ -176,7 +177,7 @@ func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []
 		}
 		p.Requests = to
 		next := *it
-		next.Data, next.GSI1PK, next.GSI1SK = encode(p), boxRequestsIndex(box), sortKey
+		next.Data, next.GSI1PK, next.GSI1SK = encode(p), table.BoxRequestsIndex(box), sortKey
 		err = a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))})
 		if moveAgain(err) {
 			continue
@@ -224,8 +225,8 @@ func (a *Admin) eachEntry(ctx context.Context, q store.Query, fn func(*store.Ite
 func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error) {
 	seen := map[string]bool{}
 	var ids []string
-	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(box)}, func(agentIt *store.Item) error {
-		pk, prefix := agentSpacePrefix(strings.TrimPrefix(agentIt.PK, agentKey("").PK))
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)}, func(agentIt *store.Item) error {
+		pk, prefix := table.AgentSpacePrefix(strings.TrimPrefix(agentIt.PK, table.AgentKey("").PK))
 		return a.eachEntry(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, func(row *store.Item) error {
 			_, id, _ := strings.Cut(strings.TrimPrefix(row.SK, prefix), "#")
 			if !seen[id] {
@@ -243,7 +244,7 @@ func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error)
 		chunk := ids[start:min(start+store.MaxBatchGetKeys, len(ids))]
 		keys := make([]store.Key, len(chunk))
 		for i, id := range chunk {
-			keys[i] = spaceListingKey(id)
+			keys[i] = table.SpaceListingKey(id)
 		}
 		got, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {
@@ -262,7 +263,7 @@ func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error)
 // listing item. It reports false when there was nothing to move.
 func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 	for range adminAttempts {
-		got, err := a.h.st.BatchGet(ctx, []store.Key{spaceKey(id), spaceListingKey(id)})
+		got, err := a.h.st.BatchGet(ctx, []store.Key{table.SpaceKey(id), table.SpaceListingKey(id)})
 		if err != nil {
 			return false, storageErr(err)
 		}
@@ -291,7 +292,7 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 // its listing item. It reports false when there was nothing to move.
 func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 	for range adminAttempts {
-		got, err := a.h.st.BatchGet(ctx, []store.Key{cardKey(agent), agentKey(agent)})
+		got, err := a.h.st.BatchGet(ctx, []store.Key{table.CardKey(agent), table.AgentKey(agent)})
 		if err != nil {
 			return false, storageErr(err)
 		}
@@ -309,7 +310,7 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		}
 		full, listing := cardItems(rec, card, cardIt.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
-			store.Put(listing, store.Unconditional), store.Check(agentKey(agent), store.AtVersion(agentIt.Version))})
+			store.Put(listing, store.Unconditional), store.Check(table.AgentKey(agent), store.AtVersion(agentIt.Version))})
 		if moveAgain(err) {
 			continue // the card or the agent changed meanwhile: read again
 		}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -22,9 +23,6 @@ import (
 //
 //	okey#<key id>  key   owner key record; GSI1 box#<box>#ownerkeys / <created>#<key id>
 const ownerKeyPrefix = "abo_"
-
-func ownerKeyKey(keyID string) store.Key  { return store.Key{PK: "okey#" + keyID, SK: "key"} }
-func boxOwnerKeysIndex(box string) string { return "box#" + box + "#ownerkeys" }
 
 type ownerKeyRecord struct {
 	KeyID     string    `json:"key_id"`
@@ -54,11 +52,11 @@ func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, 
 	now := a.h.clock()
 	key, kid, sha := mintKey(ownerKeyPrefix, box)
 	rec := &ownerKeyRecord{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now}
-	k := ownerKeyKey(kid)
+	k := table.OwnerKeyKey(kid)
 	err := a.h.st.Write(ctx, []store.Op{
-		store.Check(boxKey(box), store.Present),
+		store.Check(table.BoxKey(box), store.Present),
 		store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec),
-			GSI1PK: boxOwnerKeysIndex(box), GSI1SK: now.UTC().Format(time.RFC3339Nano) + "#" + kid}, store.Absent),
+			GSI1PK: table.BoxOwnerKeysIndex(box), GSI1SK: table.OwnerKeySortKey(now, kid)}, store.Absent),
 	})
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
 		return nil, unknownBox(box)
@@ -82,7 +80,7 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxOwnerKeysIndex(box), Limit: maxOwnerKeys})
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -103,7 +101,7 @@ func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo
 	if err := checkUUID("key", keyID); err != nil {
 		return nil, err
 	}
-	it, err := a.h.st.Get(ctx, ownerKeyKey(keyID))
+	it, err := a.h.st.Get(ctx, table.OwnerKeyKey(keyID))
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -114,7 +112,7 @@ func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
-	if err := a.h.st.Write(ctx, []store.Op{store.Delete(ownerKeyKey(keyID), store.Unconditional)}); err != nil {
+	if err := a.h.st.Write(ctx, []store.Op{store.Delete(table.OwnerKeyKey(keyID), store.Unconditional)}); err != nil {
 		return nil, storageErr(err)
 	}
 	return rec.info(), nil
@@ -128,7 +126,7 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if !ok {
 		return "", ownerAuthFailed()
 	}
-	it, err := h.st.Get(ctx, ownerKeyKey(p.keyID))
+	it, err := h.st.Get(ctx, table.OwnerKeyKey(p.keyID))
 	if err != nil {
 		return "", storageErr(err)
 	}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -36,7 +37,7 @@ const StatusRecipientRemoved = "recipient_removed"
 // left; it returns how many it closed.
 func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (int, error) {
 	var open []*requestRecord
-	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(agent)}, func(it *store.Item) error {
+	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
 		r, err := decode[requestRecord](it)
 		if err != nil {
 			return err
@@ -53,7 +54,7 @@ func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (i
 	}
 	closed := 0
 	for _, r := range open {
-		k := requestKey(r.MessageID, agent)
+		k := table.RequestKey(r.MessageID, agent)
 		it, err := a.h.st.Get(ctx, k)
 		if err != nil {
 			return closed, storageErr(err)
@@ -68,7 +69,7 @@ func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (i
 		cur.Status, cur.DeclaredAt = StatusRecipientRemoved, a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{
 			store.Put(cur.item(1), store.AtVersion(0)),
-			store.Add(requestCounterKey(agent), -1, 0),
+			store.Add(table.RequestCounterKey(agent), -1, 0),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
 			continue // declared meanwhile

@@ -10,6 +10,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -59,9 +60,9 @@ type MembershipInfo struct {
 }
 
 func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
-	k := roomKey(r.ID)
+	k := table.RoomKey(r.ID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: boxRoomsIndex(r.BoxID), GSI1SK: orderKey(r.Name, r.ID), Data: encode(r)}
+		GSI1PK: table.BoxRoomsIndex(r.BoxID), GSI1SK: table.OrderKey(r.Name, r.ID), Data: encode(r)}
 }
 
 // CreateRoom creates a room in box, with a first brief when brief is not
@@ -79,12 +80,12 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 	now := a.h.clock()
 	r := &roomRecord{ID: uuid.NewString(), BoxID: box, Name: name, CreatedAt: now}
 	ops := []store.Op{
-		store.Check(boxKey(box), store.Present),
+		store.Check(table.BoxKey(box), store.Present),
 		store.Put(a.roomItem(r, 1), store.Absent),
 	}
 	briefRev := uint64(0)
 	if brief != "" {
-		bk := briefKey(r.ID)
+		bk := table.BriefKey(r.ID)
 		ops = append(ops, store.Put(&store.Item{PK: bk.PK, SK: bk.SK, Version: 1,
 			Data: encode(briefRecord{TextMD: brief, UpdatedAt: now})}, store.Absent))
 		briefRev = 1
@@ -105,7 +106,7 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64,
 	if err := uuidArg("room", &room); err != nil {
 		return nil, 0, nil, err
 	}
-	items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), briefKey(room), memberCountKey(room)})
+	items, err := a.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.BriefKey(room), table.MemberCountKey(room)})
 	if err != nil {
 		return nil, 0, nil, storageErr(err)
 	}
@@ -158,7 +159,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		return nil, err
 	}
 	for range adminAttempts {
-		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), agentKey(agent), epochKey(room, agent), roomMemberKey(room, agent), roomHeadKey(room), memberCountKey(room)})
+		items, err := a.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.AgentKey(agent), table.EpochKey(room, agent), table.RoomMemberKey(room, agent), table.RoomHeadKey(room), table.MemberCountKey(room)})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -213,20 +214,20 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		// between the head read and the membership.
 		head := version(items[4])
 		mem := memberRecord{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now, StartSeq: head + 1}
-		ek, mk, amk := epochKey(room, agent), roomMemberKey(room, agent), agentMemberKey(agent, room)
+		ek, mk, amk := table.EpochKey(room, agent), table.RoomMemberKey(room, agent), table.AgentMemberKey(agent, room)
 		err = a.h.st.Write(ctx, []store.Op{
 			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: epoch, Data: encode(ledger)}, ledgerCond),
 			store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: rev, Data: encode(mem)}, store.Absent),
 			store.Put(&store.Item{PK: amk.PK, SK: amk.SK, Version: epoch,
 				Data: encode(membershipRecord{RoomID: room, Epoch: epoch, JoinedAt: now})}, store.Absent),
-			store.Check(roomKey(room), store.AtVersion(items[0].Version)),
+			store.Check(table.RoomKey(room), store.AtVersion(items[0].Version)),
 			// The agent record as read (active): a deactivation that
 			// commits first makes this write fail and the retry refuse,
 			// and one that commits later finds this membership to mark.
-			store.Check(agentKey(agent), store.AtVersion(items[1].Version)),
-			store.Add(memberCountKey(room), 1, 0),
-			store.Add(membershipGenKey(agent), 1, 0),
-			store.Check(roomHeadKey(room), casCond(items[4])),
+			store.Check(table.AgentKey(agent), store.AtVersion(items[1].Version)),
+			store.Add(table.MemberCountKey(room), 1, 0),
+			store.Add(table.MembershipGenKey(agent), 1, 0),
+			store.Check(table.RoomHeadKey(room), casCond(items[4])),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
 			continue // a concurrent change won; read again
@@ -253,7 +254,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		return nil, err
 	}
 	for range adminAttempts {
-		items, err := a.h.st.BatchGet(ctx, []store.Key{roomKey(room), epochKey(room, agent), roomMemberKey(room, agent)})
+		items, err := a.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.EpochKey(room, agent), table.RoomMemberKey(room, agent)})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -287,7 +288,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		now := a.h.clock()
 		ledger.Active, ledger.LeftAt = false, now
 		ledger.RevisionFloor = max(ledger.RevisionFloor, items[2].Version)
-		ek := epochKey(room, agent)
+		ek := table.EpochKey(room, agent)
 		// The member counter counts active members: an inactive one
 		// (deactivated agent) was already taken off it.
 		active := int64(1)
@@ -295,11 +296,11 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			active = 0
 		}
 		err = a.h.st.Write(ctx, []store.Op{
-			store.Delete(roomMemberKey(room, agent), store.AtVersion(items[2].Version)),
-			store.Delete(agentMemberKey(agent, room), store.Unconditional),
+			store.Delete(table.RoomMemberKey(room, agent), store.AtVersion(items[2].Version)),
+			store.Delete(table.AgentMemberKey(agent, room), store.Unconditional),
 			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: started, Data: encode(ledger)}, ledgerCond),
-			store.Add(memberCountKey(room), -active, 0),
-			store.Add(membershipGenKey(agent), 1, 0),
+			store.Add(table.MemberCountKey(room), -active, 0),
+			store.Add(table.MembershipGenKey(agent), 1, 0),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
 			continue
@@ -327,7 +328,7 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(box)})
+	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxRoomsIndex(box)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -341,7 +342,7 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 			if recs[i], err = decode[roomRecord](it); err != nil {
 				return nil, apperr.Normalize(err)
 			}
-			keys = append(keys, briefKey(recs[i].ID), memberCountKey(recs[i].ID))
+			keys = append(keys, table.BriefKey(recs[i].ID), table.MemberCountKey(recs[i].ID))
 		}
 		extra, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {
@@ -370,7 +371,7 @@ func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed boo
 func (a *Admin) bumpKeys(ctx context.Context, ids []string) ([]store.Op, error) {
 	keys := make([]store.Key, len(ids))
 	for i, id := range ids {
-		keys[i] = keyRecordKey(id)
+		keys[i] = table.KeyRecordKey(id)
 	}
 	items, err := a.h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -397,7 +398,7 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		if err != nil {
 			return nil, err
 		}
-		cardIt, err := a.h.st.Get(ctx, cardKey(agent))
+		cardIt, err := a.h.st.Get(ctx, table.CardKey(agent))
 		if err != nil {
 			return nil, storageErr(err)
 		}

@@ -39,6 +39,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -101,7 +102,7 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 		return false, err
 	}
 	inactive := rec.Status != statusActive
-	pk, prefix := membershipPrefix(agent)
+	pk, prefix := table.MembershipPrefix(agent)
 	rows, err := a.h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
 	if err != nil {
 		return false, storageErr(err)
@@ -115,13 +116,13 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 			if err != nil {
 				return false, apperr.Normalize(err)
 			}
-			rooms[i], keys[i] = m.RoomID, roomMemberKey(m.RoomID, agent)
+			rooms[i], keys[i] = m.RoomID, table.RoomMemberKey(m.RoomID, agent)
 		}
 		items, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {
 			return false, storageErr(err)
 		}
-		ops := []store.Op{store.Check(agentKey(agent), store.AtVersion(ver))}
+		ops := []store.Op{store.Check(table.AgentKey(agent), store.AtVersion(ver))}
 		for i, it := range items {
 			if it == nil {
 				continue // removed since the listing
@@ -142,7 +143,7 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 			// item before the mark cannot write the old mark back.
 			next := *it
 			next.Version, next.Data = it.Version+1, encode(mem)
-			ops = append(ops, store.Put(&next, store.AtVersion(it.Version)), store.Add(memberCountKey(rooms[i]), delta, 0))
+			ops = append(ops, store.Put(&next, store.AtVersion(it.Version)), store.Add(table.MemberCountKey(rooms[i]), delta, 0))
 		}
 		if len(ops) == 1 {
 			continue

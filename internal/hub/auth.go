@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 	"time"
 
@@ -211,9 +212,9 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		keys = keys[:1]
 	}
 
-	batch := []store.Key{agentKey(agentID), profileKey(agentID)}
+	batch := []store.Key{table.AgentKey(agentID), table.ProfileKey(agentID)}
 	for _, k := range keys {
-		batch = append(batch, keyRecordKey(k.keyID))
+		batch = append(batch, table.KeyRecordKey(k.keyID))
 	}
 	sessIdx := -1
 	if cr.SessionID != "" {
@@ -223,18 +224,18 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 			}
 		} else {
 			sessIdx = len(batch)
-			batch = append(batch, sessionKey(cr.SessionID))
+			batch = append(batch, table.SessionKey(cr.SessionID))
 		}
 	}
 	// Until this process holds the cursor key, the same batch fetches it.
 	keyIdx := -1
 	if h.cursorKey.Load() == nil {
 		keyIdx = len(batch)
-		batch = append(batch, cursorSecretKey())
+		batch = append(batch, table.CursorSecretKey())
 	}
 	// The attention summary every result carries, in the same batch.
 	summaryAt := len(batch)
-	batch = append(batch, inboxHeadKey(agentID), ackedCounterKey(agentID), requestCounterKey(agentID))
+	batch = append(batch, table.InboxHeadKey(agentID), table.AckedCounterKey(agentID), table.RequestCounterKey(agentID))
 	extraAt := len(batch)
 	if extra != nil {
 		batch = append(batch, extra(agentID)...)
@@ -318,12 +319,12 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 // observed.
 func authChecks(c *Caller) []guardedOp {
 	ops := []guardedOp{{
-		op:     store.Check(profileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
+		op:     store.Check(table.ProfileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
 		onFail: func(context.Context) error { return profileOutdated() },
 	}}
 	for i, id := range c.keyIDs {
 		ops = append(ops, guardedOp{
-			op:     store.Check(keyRecordKey(id), store.AtVersion(c.keyVersions[i])),
+			op:     store.Check(table.KeyRecordKey(id), store.AtVersion(c.keyVersions[i])),
 			onFail: func(context.Context) error { return authFailed() },
 		})
 	}

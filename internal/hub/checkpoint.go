@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -48,7 +49,7 @@ type CheckpointOutput struct {
 func (h *Hub) CheckpointGet(ctx context.Context, cr Credentials, _ CheckpointGetInput) (*CheckpointOutput, error) {
 	var cp slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		cp = b.add(checkpointKey(agent))
+		cp = b.add(table.CheckpointKey(agent))
 	}, func(c *call) (*CheckpointOutput, error) {
 		dto, err := checkpointDTO(c.item(cp))
 		if err != nil {
@@ -88,7 +89,7 @@ func (h *Hub) CheckpointSave(ctx context.Context, cr Credentials, in CheckpointS
 
 	var cur slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		cur = b.add(checkpointKey(agent))
+		cur = b.add(table.CheckpointKey(agent))
 	}, func(c *call) (*CheckpointOutput, *plan, error) {
 		current := version(c.item(cur))
 		if uint64(in.ExpectedRevision) != current {
@@ -96,7 +97,7 @@ func (h *Hub) CheckpointSave(ctx context.Context, cr Credentials, in CheckpointS
 		}
 		rec := checkpointRecord{BodyMD: in.BodyMD, Payload: payload, SessionID: c.Session.ID,
 			ProfileVersion: c.Session.ProfileVersion, SavedAt: c.Now}
-		k := checkpointKey(c.AgentID)
+		k := table.CheckpointKey(c.AgentID)
 		item := &store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}
 		dto, err := checkpointDTO(item)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -45,7 +46,7 @@ func (h *Hub) createCursorKey(ctx context.Context) (*store.Item, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("hub: crypto/rand: %w", err)
 	}
-	k := cursorSecretKey()
+	k := table.CursorSecretKey()
 	it := &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: secret}
 	err := h.st.Write(ctx, []store.Op{store.Put(it, store.Absent)})
 	if err == nil {
@@ -70,7 +71,7 @@ func (h *Hub) ensureCursorKey(ctx context.Context) error {
 	if h.cursorKey.Load() != nil {
 		return nil
 	}
-	it, err := h.st.Get(ctx, cursorSecretKey())
+	it, err := h.st.Get(ctx, table.CursorSecretKey())
 	if err != nil {
 		return storageErr(err)
 	}

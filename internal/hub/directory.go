@@ -41,6 +41,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strconv"
 	"strings"
 	"time"
@@ -113,11 +114,11 @@ func visible(a *agentRecord) bool { return a.DirectoryListed && a.Status == stat
 // was conditioned on.
 func cardItems(a *agentRecord, card *cardRecord, version uint64) (full, listing *store.Item) {
 	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
-	k, lk := cardKey(a.ID), cardListingKey(a.ID)
+	k, lk := table.CardKey(a.ID), table.CardListingKey(a.ID)
 	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
 	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(card.cardListing)}
 	if card.Listed {
-		listing.GSI2PK, listing.GSI2SK = directoryIndex(a.BoxID), orderKey(a.Name, a.ID)
+		listing.GSI2PK, listing.GSI2SK = table.DirectoryIndex(a.BoxID), table.OrderKey(a.Name, a.ID)
 	}
 	return full, listing
 }
@@ -204,11 +205,11 @@ func searchQuery(q string) (string, error) {
 	if len(q) > maxQueryBytes || utf8.RuneCountInString(q) > MaxQueryChars {
 		return "", apperr.Limit("query", "100 characters")
 	}
-	return fold(strings.TrimSpace(q)), nil
+	return table.Fold(strings.TrimSpace(q)), nil
 }
 
 func (l cardListing) matches(q string) bool {
-	return containsFolded(fold(l.Name), q) || (l.Role != "" && containsFolded(fold(l.Role), q))
+	return containsFolded(table.Fold(l.Name), q) || (l.Role != "" && containsFolded(table.Fold(l.Role), q))
 }
 
 // DirectorySearch returns the listed, active cards of the caller's box
@@ -260,7 +261,7 @@ scan:
 		if q == "" {
 			n = min(n, limit+1-len(hits)) // every entry matches: read no more than needed
 		}
-		items, err := h.st.Query(ctx, store.Query{Index: store.GSI2, PK: directoryIndex(c.BoxID), From: from, Limit: n})
+		items, err := h.st.Query(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(c.BoxID), From: from, Limit: n})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -297,7 +298,7 @@ scan:
 	if len(hits) > 0 {
 		keys := make([]store.Key, len(hits))
 		for i, ht := range hits {
-			keys[i] = cardKey(ht.agent)
+			keys[i] = table.CardKey(ht.agent)
 		}
 		fresh, err := h.st.BatchGet(ctx, keys)
 		if err != nil {
@@ -343,7 +344,7 @@ func (h *Hub) DirectoryGet(ctx context.Context, cr Credentials, in DirectoryGetI
 	}
 	var agent, card slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
-		agent, card = b.add(agentKey(in.AgentID)), b.add(cardKey(in.AgentID))
+		agent, card = b.add(table.AgentKey(in.AgentID)), b.add(table.CardKey(in.AgentID))
 	}, func(c *call) (*DirectoryGetOutput, error) {
 		if c.item(agent) == nil {
 			return nil, apperr.Forbidden()
@@ -428,7 +429,7 @@ func (in *DirectoryUpdateSelfInput) validate() error {
 			if err := checkLine("skills", s, MaxCardSkillChars, "40 characters per entry"); err != nil {
 				return err
 			}
-			f := fold(strings.TrimSpace(s))
+			f := table.Fold(strings.TrimSpace(s))
 			if seen[f] {
 				return apperr.Invalid("skills", "entries must be distinct")
 			}
@@ -463,7 +464,7 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		// The agent record again, for its version: the write is
 		// conditioned on it (see the note at the top of this file).
-		cardSlot, agentSlot = b.add(cardKey(agent)), b.add(agentKey(agent))
+		cardSlot, agentSlot = b.add(table.CardKey(agent)), b.add(table.AgentKey(agent))
 	}, func(c *call) (*DirectoryUpdateSelfOutput, *plan, error) {
 		agentIt, cardIt := c.item(agentSlot), c.item(cardSlot)
 		if agentIt == nil {
@@ -485,7 +486,7 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		}
 		in.apply(card)
 		card.UpdatedAt = c.Now
-		k := cardKey(c.AgentID)
+		k := table.CardKey(c.AgentID)
 		p := &plan{}
 		full, listing := cardItems(a, card, current+1)
 		p.put(full, casCond(cardIt), h.conflictAt(k))
@@ -493,7 +494,7 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		// items existed has none yet.
 		p.put(listing, store.Unconditional, nil)
 		// The owner changed the agent meanwhile: run again on the new record.
-		p.check(agentKey(c.AgentID), store.AtVersion(agentIt.Version), contended)
+		p.check(table.AgentKey(c.AgentID), store.AtVersion(agentIt.Version), contended)
 		out := &DirectoryUpdateSelfOutput{Card: cardRecordDTO(card, current+1), DirectoryListed: card.Listed}
 		p.receipt = &DirectoryUpdateSelfOutput{Card: DirectoryCard{AgentID: c.AgentID, Name: a.Name, Revision: Revision(current + 1), UpdatedAt: timestamp(c.Now)}, DirectoryListed: card.Listed}
 		return out, p, nil

@@ -24,6 +24,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -81,7 +82,7 @@ func (h *Hub) ThreadExport(ctx context.Context, cr Credentials, in ThreadExportI
 	}
 	var ptr slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(messagePointerKey(in.MessageID))
+		ptr = b.add(table.MessagePointerKey(in.MessageID))
 	}, func(c *call) (*ThreadExportOutput, error) {
 		anchor, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -36,10 +37,6 @@ import (
 // finished by the sweep long before its parts expire.
 const fanoutPartTTL = 7 * 24 * time.Hour
 
-func fanoutPartKey(set string, n uint64) store.Key {
-	return store.Key{PK: "fan#" + set, SK: fmt.Sprintf("part#%06d", n)}
-}
-
 // fanoutParts splits to into one part per step, named by the set's hash,
 // each expiring fanoutPartTTL after at.
 func fanoutParts(to []recipient, at time.Time) (set string, parts []*store.Item) {
@@ -48,7 +45,7 @@ func fanoutParts(to []recipient, at time.Time) (set string, parts []*store.Item)
 	exp := at.Add(fanoutPartTTL).Unix()
 	for n := uint64(0); int(n)*fanoutChunk < len(to); n++ {
 		lo := int(n) * fanoutChunk
-		k := fanoutPartKey(set, n)
+		k := table.FanoutPartKey(set, n)
 		parts = append(parts, &store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp,
 			Data: encode(to[lo:min(lo+fanoutChunk, len(to))])})
 	}
@@ -93,7 +90,7 @@ func (h *Hub) fanoutRecipients(ctx context.Context, f *fanoutPayload, n uint64) 
 		lo := min(int(n)*fanoutChunk, len(f.To))
 		return f.To[lo:min(lo+fanoutChunk, len(f.To))], nil
 	}
-	it, err := h.st.Get(ctx, fanoutPartKey(f.Parts, n))
+	it, err := h.st.Get(ctx, table.FanoutPartKey(f.Parts, n))
 	if err != nil {
 		return nil, storageErr(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -102,7 +103,7 @@ func canonicalJSON(b []byte) []byte {
 	return encode(v)
 }
 
-func (m mutation) recordKey(agentID string) store.Key { return idemKey(agentID, m.key) }
+func (m mutation) recordKey(agentID string) store.Key { return table.IdemKey(agentID, m.key) }
 
 func idempotencyConflict() error {
 	return apperr.New(apperr.IdempotencyConflict, "This mutation ID was already used for a different request.")

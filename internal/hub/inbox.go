@@ -57,6 +57,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"sync"
 	"time"
@@ -174,7 +175,7 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	}
 	var acks, shown slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		acks = b.add(ackSeqKey(agent))
+		acks = b.add(table.AckSeqKey(agent))
 		shown = declareReceipts(b, cr)
 	}, func(c *call) (*InboxListOutput, error) {
 		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
@@ -267,8 +268,8 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 			n = max(n, 16)
 		}
 		n = min(n, inboxScanBudget-scanned)
-		items, err := h.st.Query(ctx, store.Query{PK: "agent#" + c.AgentID,
-			From: "inbox#" + seqKey(last+1), To: "inbox#" + seqKey(pos.Upper), Limit: n})
+		items, err := h.st.Query(ctx, store.Query{PK: table.InboxHeadKey(c.AgentID).PK,
+			From: table.InboxRowKey(c.AgentID, last+1).SK, To: table.InboxRowKey(c.AgentID, pos.Upper).SK, Limit: n})
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -362,7 +363,7 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord)
 		if st.kind == KindRoom {
 			if _, ok := memberAt[st.room]; !ok {
 				memberAt[st.room] = len(keys)
-				keys = append(keys, roomKey(st.room), roomMemberKey(st.room, c.AgentID))
+				keys = append(keys, table.RoomKey(st.room), table.RoomMemberKey(st.room, c.AgentID))
 			}
 		}
 	}
@@ -459,7 +460,7 @@ func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, m mutation, ag
 	}
 	keys := make([]store.Key, len(seqs))
 	for i, s := range seqs {
-		keys[i] = inboxRowKey(r.Agent, s)
+		keys[i] = table.InboxRowKey(r.Agent, s)
 	}
 	items, err := h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -525,10 +526,10 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 	var shown slot
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		agentID = agent
-		open = b.add(ackSeqKey(agent))
+		open = b.add(table.AckSeqKey(agent))
 		shown = declareReceipts(b, cr)
 		for i, s := range seqs {
-			rowSlots[i] = b.add(inboxRowKey(agent, s))
+			rowSlots[i] = b.add(table.InboxRowKey(agent, s))
 		}
 	}, func(c *call) (*InboxAckOutput, *plan, error) {
 		var o ackOpen
@@ -593,7 +594,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 		}{out.Acked, ackReceipt{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Fresh: hex.EncodeToString(bits)}}
 		if len(fresh) > 0 {
 			n := min(len(fresh), ackChunk)
-			p.add(guardedOp{op: store.Add(ackedCounterKey(c.AgentID), int64(n), 0)})
+			p.add(guardedOp{op: store.Add(table.AckedCounterKey(c.AgentID), int64(n), 0)})
 			if len(fresh) > ackChunk {
 				rest := fresh[ackChunk:]
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
@@ -606,7 +607,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if err := h.repairMark(ctx, c.AgentID, &o); err != nil {
 				return nil, nil, err
 			}
-			k := ackSeqKey(c.AgentID)
+			k := table.AckSeqKey(c.AgentID)
 			next, cond := store.Item{PK: k.PK, SK: k.SK}, store.Absent
 			if cur := c.item(open); cur != nil {
 				next, cond = *cur, store.AtVersion(cur.Version)
@@ -669,7 +670,7 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 	if n+1 >= rec.Steps {
 		// The last step clears the intent from the agent's sequencer;
 		// no ACK of the agent moves it while the intent is open.
-		seqr, err := h.st.Get(ctx, ackSeqKey(p.Agent))
+		seqr, err := h.st.Get(ctx, table.AckSeqKey(p.Agent))
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -692,7 +693,7 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 	}
 	keys := make([]store.Key, 0, hi-lo)
 	for _, s := range p.Seqs[lo:hi] {
-		keys = append(keys, inboxRowKey(p.Agent, s))
+		keys = append(keys, table.InboxRowKey(p.Agent, s))
 	}
 	if len(keys) == 0 {
 		return ops, nil
@@ -717,7 +718,7 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 		fresh++
 	}
 	if fresh > 0 {
-		ops = append(ops, guardedOp{op: store.Add(ackedCounterKey(p.Agent), int64(fresh), 0)})
+		ops = append(ops, guardedOp{op: store.Add(table.AckedCounterKey(p.Agent), int64(fresh), 0)})
 	}
 	return ops, nil
 }
@@ -779,7 +780,7 @@ func (h *Hub) waitInbox(ctx context.Context, agent string, after uint64, d time.
 	defer poll.Stop()
 	for {
 		woke := h.waiters.wait(agent)
-		head, err := h.st.Get(ctx, inboxHeadKey(agent))
+		head, err := h.st.Get(ctx, table.InboxHeadKey(agent))
 		if err != nil {
 			return 0, storageErr(err)
 		}

@@ -26,7 +26,7 @@ package hub
 // fan-out's recipient list lives in immutable parts written once, see
 // messages.go), so a step's advance costs the same however large the
 // operation. Open intents are listed on GSI1, oldest first, for the sweep,
-// in one of intentShards partitions chosen by the box's id: no index
+// in one of table.IntentShards partitions chosen by the box's id: no index
 // partition is written by every box of a stack.
 
 import (
@@ -35,7 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -71,43 +71,14 @@ var intentKinds = map[string]intentStep{
 	intentAck:    (*Hub).ackStep,
 }
 
-func intentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }
-
-// intentIndex is the GSI1 partition that listed every open intent before
-// the index was sharded; the sweep still reads it, for intents opened by
-// an earlier version.
-const intentIndex = "intents#open"
-
-// intentShards is how many GSI1 partitions list open intents. A box's
-// intents all go to one of them (intentShard), so one busy box never
-// shares its index partition with every other box, and the sweep reads
-// them all.
-const intentShards = 16
-
-// intentShard is the GSI1 partition listing box's open intents.
-func intentShard(box string) string {
-	h := fnv.New32a()
-	h.Write([]byte(box))
-	return fmt.Sprintf("%s#%02d", intentIndex, h.Sum32()%intentShards)
-}
-
-// intentPartitions lists every GSI1 partition the sweep reads.
-func intentPartitions() []string {
-	out := []string{intentIndex}
-	for i := range intentShards {
-		out = append(out, fmt.Sprintf("%s#%02d", intentIndex, i))
-	}
-	return out
-}
-
 func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *intentRecord {
 	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: encode(payload), Created: now, Box: box}
 }
 
 func (r *intentRecord) item() *store.Item {
-	k := intentKey(r.ID)
+	k := table.IntentKey(r.ID)
 	return &store.Item{PK: k.PK, SK: k.SK,
-		GSI1PK: intentShard(r.Box), GSI1SK: fmt.Sprintf("%020d#%s", r.Created.UnixNano(), r.ID),
+		GSI1PK: table.IntentShard(r.Box), GSI1SK: table.IntentSortKey(r.Created, r.ID),
 		Data: encode(r)}
 }
 
@@ -118,7 +89,7 @@ const finishAttempts = 12
 // finish applies every remaining step of intent id. It returns nil once the
 // intent is gone (finished, by this call or another).
 func (h *Hub) finish(ctx context.Context, id string) error {
-	k := intentKey(id)
+	k := table.IntentKey(id)
 	misses := 0
 	// it is the intent as last read or written: after a step commits,
 	// the write itself says what the intent now is, so only a lost race
@@ -213,11 +184,11 @@ func (h *Hub) Sweep(ctx context.Context, grace time.Duration, limit int) (int, e
 // failing (its query).
 func (h *Hub) SweepReport(ctx context.Context, grace time.Duration, limit int) (metrics.Sweep, error) {
 	cutoff := h.clock().Add(-grace)
-	parts := intentPartitions()
+	parts := table.IntentPartitions()
 	found := make([][]*store.Item, len(parts))
 	err := eachLimit(ctx, len(parts), viewParallelism, func(ctx context.Context, i int) error {
 		rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: parts[i],
-			To: fmt.Sprintf("%020d", cutoff.UnixNano()) + "\U0010FFFF", Limit: limit})
+			To: table.TimeKey(cutoff) + "\U0010FFFF", Limit: limit})
 		found[i] = rows
 		return err
 	})

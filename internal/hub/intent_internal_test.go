@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"testing"
 	"time"
@@ -16,19 +17,19 @@ import (
 // sweep reads every shard (and the unsharded partition of earlier
 // versions).
 func TestIntentShards(t *testing.T) {
-	parts := intentPartitions()
+	parts := table.IntentPartitions()
 	seen := map[string]bool{}
 	for range 200 {
-		s := intentShard(uuid.NewString())
+		s := table.IntentShard(uuid.NewString())
 		if !slices.Contains(parts, s) {
 			t.Fatalf("shard %q is not among the partitions the sweep reads", s)
 		}
 		seen[s] = true
 	}
-	if len(seen) < intentShards*3/4 {
-		t.Errorf("200 boxes use %d of %d shards, want them spread", len(seen), intentShards)
+	if len(seen) < table.IntentShards*3/4 {
+		t.Errorf("200 boxes use %d of %d shards, want them spread", len(seen), table.IntentShards)
 	}
-	if !slices.Contains(parts, intentIndex) {
+	if !slices.Contains(parts, table.IntentIndex) {
 		t.Errorf("the sweep does not read the unsharded partition of earlier versions")
 	}
 }
@@ -60,7 +61,7 @@ func TestSweepFinishesEveryShard(t *testing.T) {
 				it := rec.item()
 				if i == 0 {
 					// As an earlier version wrote it: one partition for all.
-					it.GSI1PK = intentIndex
+					it.GSI1PK = table.IntentIndex
 				}
 				open(it)
 			}
@@ -68,7 +69,7 @@ func TestSweepFinishesEveryShard(t *testing.T) {
 			heads := func(swept int) {
 				t.Helper()
 				for i, a := range agents {
-					it, err := st.Get(ctx, inboxHeadKey(a))
+					it, err := st.Get(ctx, table.InboxHeadKey(a))
 					if want := uint64(min(1, max(swept-i, 0))); err != nil || version(it) != want {
 						t.Fatalf("recipient %d's inbox head = %d, %v; want %d", i, version(it), err, want)
 					}

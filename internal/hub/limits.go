@@ -54,9 +54,9 @@ package hub
 import (
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -128,17 +128,13 @@ func newSharded(r limits.Rate, kind string, shards, probes int) sharded {
 	return sharded{on: true, g: limits.NewGCRA(r, shards), kind: kind, shards: shards, probes: min(probes, shards)}
 }
 
-func rateShardKey(kind, id string, shard int) store.Key {
-	return store.Key{PK: "rate#" + kind + "#" + id + "#m#" + strconv.Itoa(shard), SK: "rate"}
-}
-
 // keys names the shards one call reads: all of them, or probes distinct
 // random ones.
 func (s sharded) keys(id string) []store.Key {
 	idx := rand.Perm(s.shards)[:s.probes]
 	out := make([]store.Key, len(idx))
 	for i, n := range idx {
-		out[i] = rateShardKey(s.kind, id, n)
+		out[i] = table.RateShardKey(s.kind, id, n)
 	}
 	return out
 }
@@ -364,9 +360,6 @@ func PresentedKeyID(s string) string {
 
 // Session quota.
 
-// sessionIndexKey lists an agent's sessions, oldest first.
-func sessionIndexKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "sessions"} }
-
 type sessionIndex struct {
 	IDs []string `json:"ids"`
 }
@@ -376,7 +369,7 @@ func (l *limiter) sessionSlot(agent string, b *batch) slot {
 	if l.sessionsPerAgt <= 0 {
 		return slot{}
 	}
-	return b.add(sessionIndexKey(agent))
+	return b.add(table.SessionListKey(agent))
 }
 
 // registerSession returns the ops that add id to the agent's session index
@@ -402,20 +395,16 @@ func (l *limiter) registerSession(agent, id string, idx *store.Item) ([]store.Op
 	if over := len(ix.IDs) - l.sessionsPerAgt; over > 0 {
 		for _, old := range ix.IDs[:over] {
 			if old != id {
-				ops = append(ops, store.Delete(sessionKey(old), store.Unconditional))
+				ops = append(ops, store.Delete(table.SessionKey(old), store.Unconditional))
 			}
 		}
 		ix.IDs = ix.IDs[over:]
 	}
-	k := sessionIndexKey(agent)
+	k := table.SessionListKey(agent)
 	return append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(ix)}, cond)), nil
 }
 
 // Spaces quota.
-
-func spacesCreatedKey(agent string) store.Key {
-	return store.Key{PK: "agent#" + agent, SK: "count#spaces"}
-}
 
 // spacesSlot adds the agent's created-spaces counter to a batch when
 // spaces are capped.
@@ -423,7 +412,7 @@ func (l *limiter) spacesSlot(agent string, b *batch) slot {
 	if l.spacesPerAgt <= 0 {
 		return slot{}
 	}
-	return b.add(spacesCreatedKey(agent))
+	return b.add(table.SpacesCreatedKey(agent))
 }
 
 // countSpace adds one created space to the counter read at s, or answers

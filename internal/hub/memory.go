@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 	"time"
 
@@ -148,7 +149,7 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 
 	var noteSlot, counterSlot slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		noteSlot, counterSlot = b.add(memoryKey(agent, in.ID)), b.add(memoryCounterKey(agent))
+		noteSlot, counterSlot = b.add(table.MemoryKey(agent, in.ID)), b.add(table.MemoryCounterKey(agent))
 	}, func(c *call) (*MemoryMutationOutput, *plan, error) {
 		note, counter := c.item(noteSlot), c.item(counterSlot)
 		current := uint64(0)
@@ -169,7 +170,7 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 		if err != nil {
 			return nil, nil, err
 		}
-		k := memoryKey(c.AgentID, in.ID)
+		k := table.MemoryKey(c.AgentID, in.ID)
 		cond, next := store.AtVersion(current), current+1
 		if current == 0 {
 			cond, next = store.Absent, floor+1
@@ -196,7 +197,7 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 // counterOp moves the note counter to n notes and the version floor to
 // floor by CAS on its revision.
 func counterOp(agent string, counter *store.Item, n int64, floor uint64) guardedOp {
-	k := memoryCounterKey(agent)
+	k := table.MemoryCounterKey(agent)
 	cond, rev := store.Absent, uint64(1)
 	if counter != nil {
 		cond, rev = store.AtVersion(counter.Version), counter.Version+1
@@ -226,7 +227,7 @@ func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) 
 	}
 	var note slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		note = b.add(memoryKey(agent, in.ID))
+		note = b.add(table.MemoryKey(agent, in.ID))
 	}, func(c *call) (*MemoryOutput, error) {
 		it := c.item(note)
 		if it == nil {
@@ -273,7 +274,7 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 	}
 	var counter slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		counter = b.add(memoryCounterKey(agent))
+		counter = b.add(table.MemoryCounterKey(agent))
 	}, func(c *call) (*ListMemoryOutput, error) {
 		return h.memoryPage(ctx, c, count(c.item(counter)), in.Data.Cursor, limit)
 	})
@@ -282,7 +283,7 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 // memoryPage reads one page of list_memory; total is the note count.
 func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, limit int) (*ListMemoryOutput, error) {
 	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory", Key: c.cursorKey}
-	pk, prefix := memoryPrefix(c.AgentID)
+	pk, prefix := table.MemoryPrefix(c.AgentID)
 	from := prefix
 	if cur != "" {
 		var pos memoryPos
@@ -356,7 +357,7 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 
 	var noteSlot, counterSlot slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		noteSlot, counterSlot = b.add(memoryKey(agent, in.ID)), b.add(memoryCounterKey(agent))
+		noteSlot, counterSlot = b.add(table.MemoryKey(agent, in.ID)), b.add(table.MemoryCounterKey(agent))
 	}, func(c *call) (*DeleteMemoryOutput, *plan, error) {
 		note, counter := c.item(noteSlot), c.item(counterSlot)
 		if note == nil {
@@ -369,7 +370,7 @@ func (h *Hub) DeleteMemory(ctx context.Context, cr Credentials, in DeleteMemoryI
 		if err != nil {
 			return nil, nil, err
 		}
-		k := memoryKey(c.AgentID, in.ID)
+		k := table.MemoryKey(c.AgentID, in.ID)
 		p := &plan{}
 		p.del(k, store.AtVersion(note.Version), h.conflictOrGoneAt(k))
 		p.add(counterOp(c.AgentID, counter, count(counter)-1, max(floor, note.Version)))

@@ -43,7 +43,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"strings"
 	"time"
@@ -87,8 +87,6 @@ const (
 	receiptTTL = 7 * 24 * time.Hour
 )
 
-func seqKey(n uint64) string { return fmt.Sprintf("%020d", n) }
-
 // stream identifies one room or DM stream.
 type stream struct {
 	kind string
@@ -115,14 +113,15 @@ func (s stream) id() string {
 
 func (s stream) pk() string {
 	if s.kind == KindRoom {
-		return "room#" + s.room
+		return table.RoomStreamPK(s.room)
 	}
-	return "dm#" + s.pair[0] + "#" + s.pair[1]
+	return table.DMStreamPK(s.pair[0], s.pair[1])
 }
 
-func (s stream) head() store.Key           { return store.Key{PK: s.pk(), SK: "head"} }
-func (s stream) msgKey(n uint64) store.Key { return store.Key{PK: s.pk(), SK: "msg#" + seqKey(n)} }
-func roomHeadKey(room string) store.Key    { return roomStream(room).head() }
+func (s stream) head() store.Key { return table.StreamHeadKey(s.pk()) }
+func (s stream) msgKey(n uint64) store.Key {
+	return table.StreamMsgKey(s.pk(), n)
+}
 
 // parseStream reverses id.
 func parseStream(id string) (stream, bool) {
@@ -134,23 +133,6 @@ func parseStream(id string) (stream, bool) {
 		return dmStream(a, b), ok
 	}
 	return stream{}, false
-}
-
-func messagePointerKey(id string) store.Key { return store.Key{PK: "msg#" + id, SK: "msg"} }
-func threadKey(root string, n uint64) store.Key {
-	return store.Key{PK: "thr#" + root, SK: "m#" + seqKey(n)}
-}
-func threadPrefix(root string) (pk, prefix string) { return "thr#" + root, "m#" }
-func inboxHeadKey(agent string) store.Key          { return store.Key{PK: "agent#" + agent, SK: "inbox"} }
-func inboxRowKey(agent string, n uint64) store.Key {
-	return store.Key{PK: "agent#" + agent, SK: "inbox#" + seqKey(n)}
-}
-func attentionIndex(agent string) string { return "att#" + agent }
-
-// receiptKey is a receipt of one row as written before a session's
-// receipts became one item (receipts.go); inbox_ack still honours them.
-func receiptKey(session string, inboxSeq uint64) store.Key {
-	return store.Key{PK: "ses#" + session, SK: "rcpt#" + seqKey(inboxSeq)}
 }
 
 // messageRecord is a stored message, immutable once written.
@@ -191,11 +173,11 @@ type pointerRecord struct {
 // pointerItem is a message's pointer item, on the box's requests index
 // when the message carries requests.
 func pointerItem(box string, msg *messageRecord) *store.Item {
-	pk := messagePointerKey(msg.ID)
+	pk := table.MessagePointerKey(msg.ID)
 	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: encode(pointerRecord{Stream: msg.Stream, Seq: msg.Seq,
 		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests})}
 	if len(msg.Requests) > 0 {
-		it.GSI1PK, it.GSI1SK = boxRequestsIndex(box), requestsIndexKey(msg)
+		it.GSI1PK, it.GSI1SK = table.BoxRequestsIndex(box), requestsIndexKey(msg)
 	}
 	return it
 }
@@ -203,7 +185,7 @@ func pointerItem(box string, msg *messageRecord) *store.Item {
 // requestsIndexKey orders a request message on its box's requests index:
 // by send time, then id.
 func requestsIndexKey(msg *messageRecord) string {
-	return seqKey(uint64(msg.SentAt.UnixNano())) + "#" + msg.ID
+	return table.RequestsSortKey(msg.SentAt.UnixNano(), msg.ID)
 }
 
 // threadRecord is one row of a thread index.
@@ -479,21 +461,21 @@ func declareSend(b *batch, in *MessageSendInput, agent string, hot *hotLocks, la
 	s := slots{st: in.Destination.stream(agent)}
 	s.head = b.addHot(s.st.head())
 	if in.ReplyTo != "" {
-		s.parent = b.add(messagePointerKey(in.ReplyTo))
+		s.parent = b.add(table.MessagePointerKey(in.ReplyTo))
 	}
 	if s.st.kind == KindRoom {
-		s.room, s.member = b.add(roomKey(in.Destination.RoomID)), b.add(roomMemberKey(in.Destination.RoomID, agent))
+		s.room, s.member = b.add(table.RoomKey(in.Destination.RoomID)), b.add(table.RoomMemberKey(in.Destination.RoomID, agent))
 		s.heads = map[string]slot{}
 		for _, ids := range [][]string{in.Mentions, late, hot.recipients(in.Destination.RoomID)} {
 			for _, id := range ids {
 				if _, ok := s.heads[id]; !ok && id != agent {
-					s.heads[id] = b.addHot(inboxHeadKey(id))
+					s.heads[id] = b.addHot(table.InboxHeadKey(id))
 				}
 			}
 		}
 	} else if in.Destination.RecipientAgentID != agent {
-		s.peerAg = b.add(agentKey(in.Destination.RecipientAgentID))
-		s.peerInbox = b.addHot(inboxHeadKey(in.Destination.RecipientAgentID))
+		s.peerAg = b.add(table.AgentKey(in.Destination.RecipientAgentID))
+		s.peerInbox = b.addHot(table.InboxHeadKey(in.Destination.RecipientAgentID))
 	}
 	return s
 }
@@ -530,7 +512,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 			return nil, nil, apperr.Forbidden()
 		}
 		// The recipient must still be there when the DM commits.
-		p.check(agentKey(peer.ID), store.AtVersion(c.item(s.peerAg).Version), contended)
+		p.check(table.AgentKey(peer.ID), store.AtVersion(c.item(s.peerAg).Version), contended)
 	}
 
 	// Targets: valid before any reply or sequence work.
@@ -542,7 +524,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 		// must not be mentioned. Run again, and the check above refuses
 		// it. (Requests are mentions too, in a room.)
 		for _, id := range in.Mentions {
-			p.check(roomMemberKey(in.Destination.RoomID, id), store.Present, contended)
+			p.check(table.RoomMemberKey(in.Destination.RoomID, id), store.Present, contended)
 		}
 	}
 
@@ -561,7 +543,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	mk := s.st.msgKey(msg.Seq)
 	p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: encode(&msg)}, store.Absent, contended)
 	p.put(pointerItem(c.BoxID, &msg), store.Absent, nil)
-	tk := threadKey(msg.ThreadRoot, msg.Seq)
+	tk := table.ThreadKey(msg.ThreadRoot, msg.Seq)
 	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: encode(threadRecord{ID: msg.ID, Stream: msg.Stream,
 		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)
 	// One open request per requested recipient (requests.go), two items
@@ -596,7 +578,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 // roster reads a room's current active members: a deactivated agent's
 // membership is neither a target nor a recipient of attention.
 func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord, error) {
-	pk, prefix := rosterPrefix(room)
+	pk, prefix := table.RosterPrefix(room)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, storageErr(err)
@@ -740,7 +722,7 @@ func (h *Hub) roomHeads(ctx context.Context, c *call, s slots, room string, to [
 	}
 	keys := make([]store.Key, len(missing))
 	for i, r := range missing {
-		keys[i] = inboxHeadKey(r.Agent)
+		keys[i] = table.InboxHeadKey(r.Agent)
 	}
 	if !c.holdLate(keys) {
 		*late = ids
@@ -761,7 +743,7 @@ func (h *Hub) roomHeads(ctx context.Context, c *call, s slots, room string, to [
 func (h *Hub) inboxHeads(ctx context.Context, to []recipient) ([]*store.Item, error) {
 	keys := make([]store.Key, len(to))
 	for i, r := range to {
-		keys[i] = inboxHeadKey(r.Agent)
+		keys[i] = table.InboxHeadKey(r.Agent)
 	}
 	items, err := h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -775,7 +757,7 @@ func (h *Hub) inboxHeads(ctx context.Context, to []recipient) ([]*store.Item, er
 func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp {
 	ops := make([]guardedOp, 0, 2*len(to))
 	for i, r := range to {
-		hk := inboxHeadKey(r.Agent)
+		hk := table.InboxHeadKey(r.Agent)
 		next := store.Item{PK: hk.PK, SK: hk.SK}
 		cond := store.Absent
 		if heads[i] != nil {
@@ -784,11 +766,11 @@ func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp
 		next.Version++
 		row := attentionRecord{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
 			Reasons: r.Reasons, At: f.At}
-		rk := inboxRowKey(r.Agent, next.Version)
+		rk := table.InboxRowKey(r.Agent, next.Version)
 		ops = append(ops,
 			guardedOp{op: store.Put(&next, cond), onFail: contended},
 			guardedOp{op: store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1,
-				GSI1PK: attentionIndex(r.Agent), GSI1SK: f.Stream + "#" + seqKey(f.Seq),
+				GSI1PK: table.AttentionIndex(r.Agent), GSI1SK: table.AttentionSortKey(f.Stream, f.Seq),
 				Data: encode(row)}, store.Absent), onFail: contended})
 	}
 	return ops
@@ -838,7 +820,7 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 	}
 	var ptr, shown slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(messagePointerKey(in.MessageID))
+		ptr = b.add(table.MessagePointerKey(in.MessageID))
 		shown = declareReceipts(b, cr)
 	}, func(c *call) (*MessageGetOutput, error) {
 		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
@@ -896,7 +878,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		keys = append(keys, st.msgKey(p.Seq))
 		if st.kind == KindRoom {
 			w.room, w.member = len(keys), len(keys)+1
-			keys = append(keys, roomKey(st.room), roomMemberKey(st.room, c.AgentID))
+			keys = append(keys, table.RoomKey(st.room), table.RoomMemberKey(st.room, c.AgentID))
 		}
 		wants = append(wants, w)
 	}
@@ -937,8 +919,8 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, stre
 		return nil, nil
 	}
 	lo, hi := msgs[0].Seq, msgs[len(msgs)-1].Seq
-	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: attentionIndex(c.AgentID),
-		From: streamID + "#" + seqKey(lo), To: streamID + "#" + seqKey(hi)})
+	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.AttentionIndex(c.AgentID),
+		From: table.AttentionSortKey(streamID, lo), To: table.AttentionSortKey(streamID, hi)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -1012,7 +994,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 		head = b.add(st.head())
 		shown = declareReceipts(b, cr)
 		if st.kind == KindRoom {
-			room, member = b.add(roomKey(st.room)), b.add(roomMemberKey(st.room, agent))
+			room, member = b.add(table.RoomKey(st.room)), b.add(table.RoomMemberKey(st.room, agent))
 		}
 	}, func(c *call) (*ConversationReadOutput, error) {
 		start, epoch := uint64(1), uint64(0)
@@ -1078,7 +1060,7 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 	if after >= upper {
 		return nil, after, true, nil
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: st.pk(), From: "msg#" + seqKey(after+1), To: "msg#" + seqKey(upper), Limit: limit})
+	rows, err := h.st.Query(ctx, store.Query{PK: st.pk(), From: st.msgKey(after + 1).SK, To: st.msgKey(upper).SK, Limit: limit})
 	if err != nil {
 		return nil, 0, false, storageErr(err)
 	}
@@ -1129,7 +1111,7 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 	}
 	var ptr slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(messagePointerKey(in.MessageID))
+		ptr = b.add(table.MessagePointerKey(in.MessageID))
 	}, func(c *call) (*ThreadReadOutput, error) {
 		anchor, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
 		if err != nil {
@@ -1178,7 +1160,7 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*
 	if st.kind == KindRoom {
 		// The anchor was visible: the caller is a current member; its
 		// epoch start decides the rest.
-		it, err := h.st.Get(ctx, roomMemberKey(st.room, c.AgentID))
+		it, err := h.st.Get(ctx, table.RoomMemberKey(st.room, c.AgentID))
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -1196,8 +1178,8 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*
 	}
 	// Only hidden ancestors need naming; their chain runs through the
 	// index rows up to the anchor.
-	pk, prefix := threadPrefix(anchor.ThreadRoot)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: prefix + seqKey(anchor.Seq)})
+	pk, prefix := table.ThreadPrefix(anchor.ThreadRoot)
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: prefix + table.SeqKey(anchor.Seq)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -1226,12 +1208,12 @@ type threadRow struct {
 // sequence after (and up to upper, 0 for no bound), oldest first; more
 // reports rows beyond them.
 func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64, limit int) ([]threadRow, bool, error) {
-	pk, prefix := threadPrefix(v.root)
+	pk, prefix := table.ThreadPrefix(v.root)
 	to := store.PrefixEnd(prefix)
 	if upper > 0 {
-		to = prefix + seqKey(upper)
+		to = prefix + table.SeqKey(upper)
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix + seqKey(after+1), To: to, Limit: limit + 1})
+	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix + table.SeqKey(after+1), To: to, Limit: limit + 1})
 	if err != nil {
 		return nil, false, storageErr(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,7 +200,7 @@ type BoxCursors struct{ Agents, Rooms, Spaces string }
 
 // Box reads the box page at the lists' positions at.
 func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
-	bi, err := v.h.st.Get(ctx, boxKey(v.box))
+	bi, err := v.h.st.Get(ctx, table.BoxKey(v.box))
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -238,7 +239,7 @@ func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 }
 
 func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 		}
 		out.Rooms = append(out.Rooms, ViewRoom{ID: r.ID, Name: r.Name, Archived: r.Archived})
 		ids = append(ids, r.ID)
-		keys = append(keys, memberCountKey(r.ID), roomHeadKey(r.ID))
+		keys = append(keys, table.MemberCountKey(r.ID), table.RoomHeadKey(r.ID))
 	}
 	got, err := v.h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -277,7 +278,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	per := make([][]viewMessage, len(rooms))
 	err := eachLimit(ctx, len(rooms), viewParallelism, func(ctx context.Context, i int) error {
 		s := roomStream(rooms[i])
-		items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"),
+		items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix),
 			Reverse: true, Limit: ViewScanMessages})
 		if err != nil {
 			return storageErr(err)
@@ -298,7 +299,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 }
 
 func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
@@ -311,8 +312,8 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 		}
 		out.Agents = append(out.Agents, ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status})
 		names[a.ID] = a.Name
-		keys = append(keys, profileKey(a.ID), inboxHeadKey(a.ID), ackedCounterKey(a.ID), checkpointKey(a.ID),
-			requestCounterKey(a.ID))
+		keys = append(keys, table.ProfileKey(a.ID), table.InboxHeadKey(a.ID), table.AckedCounterKey(a.ID), table.CheckpointKey(a.ID),
+			table.RequestCounterKey(a.ID))
 	}
 	got, err := v.h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -365,7 +366,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 
 // seen moves a.LastSeen to its sessions' last recorded use when later.
 func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
-	items, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(a.ID), Reverse: true, Limit: 1})
+	items, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(a.ID), Reverse: true, Limit: 1})
 	if err != nil {
 		return storageErr(err)
 	}
@@ -386,7 +387,7 @@ func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
 // spaces reads a page of the box's public spaces index (the one place the
 // view reads it).
 func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(v.box)}, "spaces", cur, ViewPageSize)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(v.box)}, "spaces", cur, ViewPageSize)
 	if err != nil {
 		return err
 	}
@@ -471,7 +472,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
 	keys := make([]store.Key, len(candidates))
 	for i, m := range candidates {
-		keys[i] = requestKey(m.ReplyTo, m.AuthorID)
+		keys[i] = table.RequestKey(m.ReplyTo, m.AuthorID)
 	}
 	got, err := v.h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -535,12 +536,12 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 	if all {
 		list = "inbox:all"
 	}
-	pk := inboxHeadKey(agent).PK
+	pk := table.InboxHeadKey(agent).PK
 	scope, after, err := v.position(ctx, list, pk, cur)
 	if err != nil {
 		return nil, "", err
 	}
-	to := store.PrefixEnd("inbox#")
+	to := store.PrefixEnd(table.InboxRowPrefix)
 	if after != "" {
 		to = store.Before(after)
 	}
@@ -548,7 +549,7 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 	last, scanned, exhausted := "", 0, false
 	for len(out) < ViewPageSize && scanned < inboxScanBudget && !exhausted {
 		n := min(ViewPageSize+1, inboxScanBudget-scanned)
-		items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: "inbox#", To: to, Reverse: true, Limit: n})
+		items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: table.InboxRowPrefix, To: to, Reverse: true, Limit: n})
 		if err != nil {
 			return nil, "", storageErr(err)
 		}
@@ -600,14 +601,14 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 	if len(rows) == 0 {
 		return nil
 	}
-	sessions, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: seenIndex(agent), Reverse: true, Limit: ViewSessions})
+	sessions, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(agent), Reverse: true, Limit: ViewSessions})
 	if err != nil {
 		return storageErr(err)
 	}
 	var keys []store.Key
 	for _, it := range sessions {
 		_, id, _ := strings.Cut(it.GSI1SK, "#")
-		keys = append(keys, receiptsKey(id))
+		keys = append(keys, table.ReceiptsKey(id))
 	}
 	if len(keys) == 0 {
 		return nil
@@ -637,7 +638,7 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 // they skip rows, the answer is exact as long as no unread row lies more
 // than ViewScanMessages rows below acked+1. One bounded Query.
 func (v *OwnerView) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
-	items, err := v.h.st.Query(ctx, store.Query{PK: inboxHeadKey(agent).PK, From: "inbox#", To: inboxRowKey(agent, acked+1).SK,
+	items, err := v.h.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK, From: table.InboxRowPrefix, To: table.InboxRowKey(agent, acked+1).SK,
 		Reverse: true, Limit: ViewScanMessages})
 	if err != nil {
 		return time.Time{}, storageErr(err)
@@ -695,8 +696,8 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	if checkUUID("agent", agent) != nil {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(agent), profileKey(agent), inboxHeadKey(agent),
-		ackedCounterKey(agent), checkpointKey(agent), requestCounterKey(agent)})
+	got, err := v.h.st.BatchGet(ctx, []store.Key{table.AgentKey(agent), table.ProfileKey(agent), table.InboxHeadKey(agent),
+		table.AckedCounterKey(agent), table.CheckpointKey(agent), table.RequestCounterKey(agent)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -731,10 +732,10 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 		return nil, err
 	}
 	names := map[string]string{a.ID: a.Name}
-	if out.RequestsIn, out.NextIn, err = v.requestPage(ctx, store.GSI1, incomingIndex(agent), "in", at.In, names); err != nil {
+	if out.RequestsIn, out.NextIn, err = v.requestPage(ctx, store.GSI1, table.IncomingIndex(agent), "in", at.In, names); err != nil {
 		return nil, err
 	}
-	if out.RequestsOut, out.NextOut, err = v.requestPage(ctx, store.GSI2, outgoingIndex(agent), "out", at.Out, names); err != nil {
+	if out.RequestsOut, out.NextOut, err = v.requestPage(ctx, store.GSI2, table.OutgoingIndex(agent), "out", at.Out, names); err != nil {
 		return nil, err
 	}
 	// The open-request counter, as on the box page; requests out are not
@@ -752,7 +753,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 // privateSpaces reads a page of agent's private spaces: its side of each
 // membership, then the spaces and their member counters by key.
 func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]ViewSpace, string, error) {
-	pk, prefix := agentSpacePrefix(agent)
+	pk, prefix := table.AgentSpacePrefix(agent)
 	items, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "private", cur, ViewPageSize)
 	if err != nil || len(items) == 0 {
 		return nil, next, err
@@ -764,7 +765,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 		if err != nil {
 			return nil, "", apperr.Normalize(err)
 		}
-		ids[i], members[i] = m.SpaceID, spaceMembersKey(m.SpaceID)
+		ids[i], members[i] = m.SpaceID, table.SpaceMembersKey(m.SpaceID)
 	}
 	// The small listing items, not the spaces (goals up to 20 KiB each).
 	listings, err := v.h.spaceListings(ctx, ids)
@@ -795,7 +796,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 // BatchGets of at most ViewPageSize keys. A DM stream exists only between
 // agents of one box.
 func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, error) {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxAgentsIndex(v.box)}, "peers:"+agent, cur, ViewPageSize)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(v.box)}, "peers:"+agent, cur, ViewPageSize)
 	if err != nil {
 		return nil, "", err
 	}
@@ -857,7 +858,7 @@ func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, er
 	if checkUUID("agent", a) != nil || checkUUID("agent", b) != nil || a == b {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{agentKey(a), agentKey(b)})
+	got, err := v.h.st.BatchGet(ctx, []store.Key{table.AgentKey(a), table.AgentKey(b)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -953,7 +954,7 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	if checkUUID("room", room) != nil {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{roomKey(room), briefKey(room)})
+	got, err := v.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.BriefKey(room)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -970,7 +971,7 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 			out.BriefMD = b.TextMD
 		}
 	}
-	pk, prefix := rosterPrefix(room)
+	pk, prefix := table.RosterPrefix(room)
 	members, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "members", at.Members, ViewPageSize)
 	if err != nil {
 		return nil, err
@@ -1008,7 +1009,7 @@ type ViewTimeline struct {
 // declarations, and folds replies under their thread roots.
 func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names map[string]string) (ViewTimeline, error) {
 	var out ViewTimeline
-	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: "msg#", To: store.PrefixEnd("msg#"), Reverse: true},
+	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix), Reverse: true},
 		"timeline", cur, ViewTimelineSize)
 	if err != nil {
 		return out, err
@@ -1040,7 +1041,7 @@ func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names 
 	var keys []store.Key
 	for _, m := range msgs {
 		for _, to := range m.rec.Requests {
-			keys = append(keys, requestKey(m.rec.ID, to))
+			keys = append(keys, table.RequestKey(m.rec.ID, to))
 		}
 	}
 	if len(keys) == 0 {
@@ -1131,7 +1132,7 @@ var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, S
 // requests, keys.go), with every request of each re-read from the table
 // for its current declaration. Every request of the box is on some page.
 func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error) {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: boxRequestsIndex(v.box), Reverse: true}, "board", at, ViewBoardMessages)
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRequestsIndex(v.box), Reverse: true}, "board", at, ViewBoardMessages)
 	if err != nil {
 		return nil, err
 	}
@@ -1141,9 +1142,9 @@ func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		id := strings.TrimPrefix(it.PK, "msg#")
+		id := table.MessageIDOfPointer(it.PK)
 		for _, to := range p.Requests {
-			keys = append(keys, requestKey(id, to))
+			keys = append(keys, table.RequestKey(id, to))
 		}
 	}
 	reqs, err := v.requestsAt(ctx, keys, map[string]string{})
@@ -1160,7 +1161,7 @@ func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error)
 func (v *OwnerView) recentIncoming(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
 	per := make([][]store.Key, len(agents))
 	err := eachLimit(ctx, len(agents), viewParallelism, func(ctx context.Context, i int) error {
-		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: incomingIndex(agents[i].ID), Reverse: true, Limit: ViewRequestsPerAgent})
+		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agents[i].ID), Reverse: true, Limit: ViewRequestsPerAgent})
 		if err != nil {
 			return storageErr(err)
 		}
@@ -1252,10 +1253,10 @@ func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, nam
 		}
 	}
 	for _, r := range recs {
-		want(r.AuthorID, agentKey(r.AuthorID))
-		want(r.RecipientID, agentKey(r.RecipientID))
+		want(r.AuthorID, table.AgentKey(r.AuthorID))
+		want(r.RecipientID, table.AgentKey(r.RecipientID))
 		if r.Destination.Kind == KindRoom {
-			want(r.Destination.RoomID, roomKey(r.Destination.RoomID))
+			want(r.Destination.RoomID, table.RoomKey(r.Destination.RoomID))
 		}
 	}
 	if len(keys) == 0 {

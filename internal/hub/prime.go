@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"log/slog"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -49,7 +50,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	var cp, sessions slot
 	var rr *rateRead
 	c, err := h.start(ctx, cr, sessionOptional, func(agent string, b *batch) {
-		cp = b.add(checkpointKey(agent))
+		cp = b.add(table.CheckpointKey(agent))
 		// Priming writes the session: it counts as a write.
 		rr = h.limits.declare(agent, b)
 		sessions = h.limits.sessionSlot(agent, b)
@@ -147,7 +148,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 // primedAs reports whether session id is live, primed, bound to agent and
 // records profile version pv.
 func (h *Hub) primedAs(ctx context.Context, id, agent string, pv uint64) (bool, error) {
-	it, err := h.st.Get(ctx, sessionKey(id))
+	it, err := h.st.Get(ctx, table.SessionKey(id))
 	if err != nil {
 		return false, storageErr(err)
 	}

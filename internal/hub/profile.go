@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -74,7 +75,7 @@ func (h *Hub) observeProfile(ctx context.Context, c *Caller) error {
 		if _, ok := store.ConditionFailed(err); !ok {
 			return storageErr(err)
 		}
-		it, err := h.st.Get(ctx, sessionKey(s.ID))
+		it, err := h.st.Get(ctx, table.SessionKey(s.ID))
 		if err != nil {
 			return storageErr(err)
 		}

@@ -29,6 +29,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"time"
 
@@ -42,8 +43,6 @@ const maxReceiptSpans = 32
 
 // receiptWriteAttempts bounds the compare-and-set of one read's receipts.
 const receiptWriteAttempts = 8
-
-func receiptsKey(session string) store.Key { return store.Key{PK: "ses#" + session, SK: "rcpts"} }
 
 // shownSpan is rows Lo..Hi shown at At (Unix nanoseconds).
 type shownSpan struct {
@@ -183,7 +182,7 @@ func declareReceipts(b *batch, cr Credentials) slot {
 	if !validSessionID(cr.SessionID) {
 		return slot{}
 	}
-	return b.add(receiptsKey(cr.SessionID))
+	return b.add(table.ReceiptsKey(cr.SessionID))
 }
 
 // receiptsRead is the session's receipts as a call read them.
@@ -194,7 +193,7 @@ type receiptsRead struct {
 
 // receiptsRead returns what the call read at s (declareReceipts).
 func (c *call) receiptsRead(s slot) receiptsRead {
-	return receiptsRead{it: c.item(s), read: s != slot{} && c.Session != nil && c.keys[s.i-1] == receiptsKey(c.Session.ID)}
+	return receiptsRead{it: c.item(s), read: s != slot{} && c.Session != nil && c.keys[s.i-1] == table.ReceiptsKey(c.Session.ID)}
 }
 
 // recordShown records that this session was shown spans, starting from
@@ -205,7 +204,7 @@ func (h *Hub) recordShown(ctx context.Context, c *call, rc receiptsRead, add []s
 		return nil
 	}
 	it, read := rc.it, rc.read
-	k := receiptsKey(c.Session.ID)
+	k := table.ReceiptsKey(c.Session.ID)
 	for range receiptWriteAttempts {
 		if !read {
 			got, err := h.st.Get(ctx, k)
@@ -255,7 +254,7 @@ func (h *Hub) shownTo(ctx context.Context, c *call, it *store.Item, seqs []uint6
 			out[i] = true
 			continue
 		}
-		legacy, at = append(legacy, receiptKey(c.Session.ID, s)), append(at, i)
+		legacy, at = append(legacy, table.ReceiptKey(c.Session.ID, s)), append(at, i)
 	}
 	if len(legacy) == 0 {
 		return out, nil

@@ -18,6 +18,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"time"
 
@@ -41,16 +42,6 @@ const (
 	DefaultReportsPage = 50
 	MaxReportsPage     = 100
 )
-
-func fileReportKey(message, file, agent string) store.Key {
-	return store.Key{PK: "frep#" + message, SK: file + "#" + agent}
-}
-func fileReportPrefix(message, file string) (pk, prefix string) {
-	if file != "" {
-		file += "#"
-	}
-	return "frep#" + message, file
-}
 
 // fileReportRecord is a stored report.
 type fileReportRecord struct {
@@ -144,8 +135,8 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 	}{in.MessageID, in.FileID, in.ExpectedRevision, in.State, in.Note})
 	var ptr, cur slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		ptr = b.add(messagePointerKey(in.MessageID))
-		cur = b.add(fileReportKey(in.MessageID, in.FileID, agent))
+		ptr = b.add(table.MessagePointerKey(in.MessageID))
+		cur = b.add(table.FileReportKey(in.MessageID, in.FileID, agent))
 	}, func(c *call) (*FileAccessReportOutput, *plan, error) {
 		msg, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {
@@ -162,7 +153,7 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 			return nil, nil, apperr.Conflict(current)
 		}
 		rec := &fileReportRecord{MessageID: msg.ID, FileID: in.FileID, AgentID: c.AgentID, State: in.State, Note: in.Note, At: c.Now}
-		k := fileReportKey(msg.ID, in.FileID, c.AgentID)
+		k := table.FileReportKey(msg.ID, in.FileID, c.AgentID)
 		p := &plan{}
 		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}, casCond(c.item(cur)), h.conflictAt(k))
 		// The receipt leaves out the note (up to 2000 bytes): a replay
@@ -215,7 +206,7 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 	}
 	var ptr slot
 	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(messagePointerKey(in.MessageID))
+		ptr = b.add(table.MessagePointerKey(in.MessageID))
 	}, func(c *call) (*FileReportsListOutput, error) {
 		msg, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {
@@ -243,7 +234,7 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 				return nil, err
 			}
 		}
-		pk, prefix := fileReportPrefix(msg.ID, in.FileID)
+		pk, prefix := table.FileReportPrefix(msg.ID, in.FileID)
 		q := store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1}
 		if pos.After != "" {
 			if pos.After < prefix {
@@ -277,7 +268,7 @@ func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []s
 	out := &FileReportsListOutput{Scope: "own", Reports: []FileReportDTO{}}
 	keys := make([]store.Key, len(files))
 	for i, f := range files {
-		keys[i] = fileReportKey(message, f, c.AgentID)
+		keys[i] = table.FileReportKey(message, f, c.AgentID)
 	}
 	items, err := h.st.BatchGet(ctx, keys)
 	if err != nil {

@@ -42,7 +42,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -75,12 +75,6 @@ const (
 	requestScanBudget = 1000
 )
 
-func requestKey(message, recipient string) store.Key {
-	return store.Key{PK: "req#" + message, SK: "to#" + recipient}
-}
-func incomingIndex(agent string) string { return "rin#" + agent }
-func outgoingIndex(agent string) string { return "rout#" + agent }
-
 // requestRecord is a request and its current declaration.
 type requestRecord struct {
 	MessageID   string      `json:"message_id"`
@@ -97,15 +91,15 @@ type requestRecord struct {
 
 // indexKey is the request's sort key in both indexes.
 func (r *requestRecord) indexKey() string {
-	return fmt.Sprintf("%020d#%s#%s", r.SentAt.UnixNano(), r.MessageID, r.RecipientID)
+	return table.RequestSortKey(r.SentAt, r.MessageID, r.RecipientID)
 }
 
 func (r *requestRecord) item(version uint64) *store.Item {
-	k := requestKey(r.MessageID, r.RecipientID)
+	k := table.RequestKey(r.MessageID, r.RecipientID)
 	sk := r.indexKey()
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: incomingIndex(r.RecipientID), GSI1SK: sk,
-		GSI2PK: outgoingIndex(r.AuthorID), GSI2SK: sk,
+		GSI1PK: table.IncomingIndex(r.RecipientID), GSI1SK: sk,
+		GSI2PK: table.OutgoingIndex(r.AuthorID), GSI2SK: sk,
 		Data: encode(r)}
 }
 
@@ -119,7 +113,7 @@ func requestOps(msg *messageRecord) []guardedOp {
 			Destination: Destination{Kind: msg.Kind, RoomID: msg.RoomID, RecipientAgentID: msg.Recipient}}
 		ops = append(ops,
 			guardedOp{op: store.Put(r.item(0), store.Absent)},
-			guardedOp{op: store.Add(requestCounterKey(to), 1, 0)})
+			guardedOp{op: store.Add(table.RequestCounterKey(to), 1, 0)})
 	}
 	return ops
 }
@@ -189,9 +183,9 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 	var partition func(string) string
 	switch in.Direction {
 	case DirectionIncoming:
-		index, partition = store.GSI1, incomingIndex
+		index, partition = store.GSI1, table.IncomingIndex
 	case DirectionOutgoing:
-		index, partition = store.GSI2, outgoingIndex
+		index, partition = store.GSI2, table.OutgoingIndex
 	default:
 		return nil, apperr.Invalid("direction", "must be incoming or outgoing")
 	}
@@ -326,7 +320,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 
 	// A message's pointer never changes: reading it before authentication
 	// only decides which conversation's items the call reads with it.
-	ptrItem, err := h.st.Get(ctx, messagePointerKey(in.RequestMessageID))
+	ptrItem, err := h.st.Get(ctx, table.MessagePointerKey(in.RequestMessageID))
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -343,7 +337,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 	var to []recipient
 	var late []string
 	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		reqSlot = b.add(requestKey(in.RequestMessageID, agent))
+		reqSlot = b.add(table.RequestKey(in.RequestMessageID, agent))
 		if dest, ok := replyDestination(ptr, agent); ok {
 			send = MessageSendInput{Destination: dest, BodyMD: in.BodyMD, ReplyTo: in.RequestMessageID}
 			s = declareSend(b, &send, agent, h.hot, late)
@@ -376,7 +370,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		// (REVISION_CONFLICT with the current revision) is the call's.
 		ops := []guardedOp{{op: store.Put(req.item(it.Version+1), store.AtVersion(it.Version)), onFail: h.conflictAt(it.Key())}}
 		if wasOpen {
-			ops = append(ops, guardedOp{op: store.Add(requestCounterKey(c.AgentID), -1, 0)})
+			ops = append(ops, guardedOp{op: store.Add(table.RequestCounterKey(c.AgentID), -1, 0)})
 		}
 		p.ops = append(ops, p.ops...)
 		if wasOpen && c.Attention != nil {

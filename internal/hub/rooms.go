@@ -36,6 +36,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 	"time"
 
@@ -160,7 +161,7 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		keys = append(keys, roomKey(m.RoomID), briefKey(m.RoomID), roomMemberKey(m.RoomID, agent))
+		keys = append(keys, table.RoomKey(m.RoomID), table.BriefKey(m.RoomID), table.RoomMemberKey(m.RoomID, agent))
 	}
 	items, err := h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -197,7 +198,7 @@ func version(it *store.Item) uint64 {
 // currentRooms lists up to limit of the agent's current rooms, by room id,
 // and whether there are more.
 func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]RoomRef, bool, error) {
-	pk, prefix := membershipPrefix(agent)
+	pk, prefix := table.MembershipPrefix(agent)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
 	if err != nil {
 		return nil, false, storageErr(err)
@@ -241,7 +242,7 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 	}
 	var gen slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		gen = b.add(membershipGenKey(agent))
+		gen = b.add(table.MembershipGenKey(agent))
 	}, func(c *call) (*RoomsListOutput, error) {
 		return h.roomsPage(ctx, c, uint64(count(c.item(gen))), in.Cursor, limit)
 	})
@@ -250,7 +251,7 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 // roomsPage reads one page of rooms_list in membership generation gen.
 func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, limit int) (*RoomsListOutput, error) {
 	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey}
-	pk, prefix := membershipPrefix(c.AgentID)
+	pk, prefix := table.MembershipPrefix(c.AgentID)
 	from := prefix
 	if cur != "" {
 		var pos roomsPos
@@ -361,7 +362,7 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 	var brief, members slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		rs = rs.declare(b, in.RoomID, agent)
-		brief, members = b.add(briefKey(in.RoomID)), b.add(memberCountKey(in.RoomID))
+		brief, members = b.add(table.BriefKey(in.RoomID)), b.add(table.MemberCountKey(in.RoomID))
 	}, func(c *call) (*RoomGetOutput, error) {
 		room, mem, err := rs.access(c)
 		if err != nil {
@@ -373,7 +374,7 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 
 // roomGet completes room_get with the roster.
 func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *memberRecord, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
-	pk, prefix := rosterPrefix(room.ID)
+	pk, prefix := table.RosterPrefix(room.ID)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
 	if err != nil {
 		return nil, storageErr(err)
@@ -459,7 +460,7 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 			return nil, nil, apperr.Conflict(current)
 		}
 		mem.Follow = in.Follow
-		mk := roomMemberKey(room.ID, c.AgentID)
+		mk := table.RoomMemberKey(room.ID, c.AgentID)
 		p := &plan{}
 		// The archive check goes before the CAS: when both fail (a
 		// concurrent archive and follow), the answer is ROOM_ARCHIVED,
@@ -477,7 +478,7 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 type roomSlots struct{ room, member slot }
 
 func (roomSlots) declare(b *batch, room, agent string) roomSlots {
-	return roomSlots{room: b.add(roomKey(room)), member: b.add(roomMemberKey(room, agent))}
+	return roomSlots{room: b.add(table.RoomKey(room)), member: b.add(table.RoomMemberKey(room, agent))}
 }
 
 // access applies roomAccess to the slots.
@@ -500,16 +501,16 @@ func (rs roomSlots) writable(c *call) (*roomRecord, *memberRecord, error) {
 // stillMember guards a mutation against the caller's removal between its
 // read and its write.
 func stillMember(room, agent string) guardedOp {
-	return guardedOp{op: store.Check(roomMemberKey(room, agent), store.Present), onFail: answer(func() error { return apperr.Forbidden() })}
+	return guardedOp{op: store.Check(table.RoomMemberKey(room, agent), store.Present), onFail: answer(func() error { return apperr.Forbidden() })}
 }
 
 // roomUnchanged guards a mutation against the room being archived between
 // its read and its write: the room record's version changes only then.
 func (h *Hub) roomUnchanged(room string, v uint64) guardedOp {
 	return guardedOp{
-		op: store.Check(roomKey(room), store.AtVersion(v)),
+		op: store.Check(table.RoomKey(room), store.AtVersion(v)),
 		onFail: func(ctx context.Context) error {
-			it, err := h.st.Get(ctx, roomKey(room))
+			it, err := h.st.Get(ctx, table.RoomKey(room))
 			if err != nil {
 				return storageErr(err)
 			}
@@ -567,7 +568,7 @@ func (h *Hub) RoomBriefGet(ctx context.Context, cr Credentials, in RoomIDInput) 
 	var brief slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		rs = rs.declare(b, in.RoomID, agent)
-		brief = b.add(briefKey(in.RoomID))
+		brief = b.add(table.BriefKey(in.RoomID))
 	}, func(c *call) (*RoomBriefOutput, error) {
 		room, _, err := rs.access(c)
 		if err != nil {
@@ -624,7 +625,7 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 	var brief slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
 		rs = rs.declare(b, in.RoomID, agent)
-		brief = b.add(briefKey(in.RoomID))
+		brief = b.add(table.BriefKey(in.RoomID))
 	}, func(c *call) (*RoomBriefOutput, *plan, error) {
 		room, _, err := rs.writable(c)
 		if err != nil {
@@ -647,7 +648,7 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 		if len(text) > MaxBriefBytes {
 			return nil, nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
 		}
-		bk := briefKey(room.ID)
+		bk := table.BriefKey(room.ID)
 		rec := briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
 		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1, Data: encode(rec)}
 		d := rec.dto(room.ID, item.Version) // not decoded back from item: 64 KiB of JSON

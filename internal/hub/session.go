@@ -8,7 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"fmt"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 	"time"
 
@@ -128,10 +128,6 @@ func validSessionID(s string) bool {
 	return true
 }
 
-// endedSessionKey is the state item of a signed id (signedMark). Its sort
-// key is the one the tombstone of an ended session always had.
-func endedSessionKey(id string) store.Key { return store.Key{PK: sessionKey(id).PK, SK: "ended"} }
-
 // signedMark is a signed id's state item: the agent that first bound it,
 // and whether it was ended. A tombstone written before bindings were
 // remembered is "{}", which reads as ended.
@@ -144,7 +140,7 @@ func (m *signedMark) ended() bool { return m.Ended || m.AgentID == "" }
 
 // markItem is the state item of signed id at version, living until life.
 func markItem(id string, m signedMark, version uint64, life time.Time) *store.Item {
-	k := endedSessionKey(id)
+	k := table.EndedSessionKey(id)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version, ExpiresAt: life.Unix(), Data: encode(&m)}
 }
 
@@ -188,7 +184,7 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 		idle = unboundIdle
 	}
 	it := &store.Item{
-		PK: sessionKey(s.ID).PK, SK: sessionKey(s.ID).SK,
+		PK: table.SessionKey(s.ID).PK, SK: table.SessionKey(s.ID).SK,
 		Version:   version,
 		ExpiresAt: s.LastSeenAt.Add(idle).Unix(),
 		Data:      encode(s),
@@ -197,14 +193,10 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 		// The operator view's "last seen" reads the newest entry of this
 		// index (opview.go); it rides on the writes a session already
 		// makes (prime, touch, profile refresh), never one more.
-		it.GSI1PK, it.GSI1SK = seenIndex(s.AgentID), fmt.Sprintf("%020d#%s", s.LastSeenAt.UnixNano(), s.ID)
+		it.GSI1PK, it.GSI1SK = table.SeenIndex(s.AgentID), table.SeenSortKey(s.LastSeenAt, s.ID)
 	}
 	return it
 }
-
-// seenIndex is the GSI1 partition of an agent's bound sessions, ordered by
-// last use.
-func seenIndex(agent string) string { return "seen#" + agent }
 
 // OpenSession issues the signed, unbound id of a new MCP session, as
 // initialize does, and writes nothing. A bearer key, when sent, is checked
@@ -278,7 +270,7 @@ func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sess
 		}
 		st.life = exp.Add(signedLife - unboundIdle)
 	}
-	keys := []store.Key{sessionKey(id), endedSessionKey(id)}
+	keys := []store.Key{table.SessionKey(id), table.EndedSessionKey(id)}
 	var items []*store.Item
 	var err error
 	if cr.Bearer == "" && cr.ArgKey == "" {
@@ -415,7 +407,7 @@ func (h *Hub) adoptSessionID(ctx context.Context, agent string, cr Credentials) 
 		// Bound before by this agent. The binding is conditioned on the
 		// state item as read, so that a concurrent end (DELETE) is never
 		// undone by binding the id again.
-		return id, []store.Op{store.Check(endedSessionKey(id), store.AtVersion(st.mark.Version))}, nil
+		return id, []store.Op{store.Check(table.EndedSessionKey(id), store.AtVersion(st.mark.Version))}, nil
 	}
 	return id, []store.Op{store.Put(markItem(id, signedMark{AgentID: agent}, 1, st.life), store.Absent)}, nil
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -21,7 +22,7 @@ func TestLegacyTombstoneStaysEnded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := endedSessionKey(id)
+			k := table.EndedSessionKey(id)
 			if err := h.st.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1,
 				ExpiresAt: clock.Now().Add(unboundIdle).Unix(), Data: []byte("{}")}, store.Absent)}); err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"regexp"
 	"strings"
 	"time"
@@ -94,13 +95,7 @@ type spaceMemberRecord struct {
 	AddedAt time.Time `json:"added_at"`
 }
 
-// spaceSortKey orders spaces by creation, then id: fixed-width UTC time so
-// that byte order is time order, and the id so that keys are unique.
-func spaceSortKey(created time.Time, id string) string {
-	return created.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + id
-}
-
-func (r *spaceRecord) sortKey() string { return spaceSortKey(r.CreatedAt, r.ID) }
+func (r *spaceRecord) sortKey() string { return table.SpaceSortKey(r.CreatedAt, r.ID) }
 
 // spaceListing is a space's listing item: what list_spaces (and the
 // operator view) show of it.
@@ -118,11 +113,11 @@ type spaceListing struct {
 // items returns the space item and its listing item at version; every
 // write of a space puts both.
 func (r *spaceRecord) items(version uint64) (space, listing *store.Item) {
-	k, lk := spaceKey(r.ID), spaceListingKey(r.ID)
+	k, lk := table.SpaceKey(r.ID), table.SpaceListingKey(r.ID)
 	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
 	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(r.spaceListing)}
 	if r.Visibility == visibilityPub {
-		listing.GSI1PK, listing.GSI1SK = boxSpacesIndex(r.BoxID), r.sortKey()
+		listing.GSI1PK, listing.GSI1SK = table.BoxSpacesIndex(r.BoxID), r.sortKey()
 	}
 	return space, listing
 }
@@ -279,7 +274,7 @@ func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, 
 	out := &SpaceMutationOutput{Space: spaceDTO(rec, 1)}
 	if rec.Visibility == visibilityPriv {
 		p.add(memberOps(rec, c.AgentID, c.AgentID, c.Now)...)
-		p.put(&store.Item{PK: spaceMembersKey(rec.ID).PK, SK: spaceMembersKey(rec.ID).SK, Version: 1, Count: 1}, store.Absent, nil)
+		p.put(&store.Item{PK: table.SpaceMembersKey(rec.ID).PK, SK: table.SpaceMembersKey(rec.ID).SK, Version: 1, Count: 1}, store.Absent, nil)
 		out.Space.Members, out.Space.MemberCount = []string{c.AgentID}, 1
 	}
 	out.Operation = operation(c, m, rec.ID, 1)
@@ -290,7 +285,7 @@ func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, 
 // memberOps writes both sides of a new membership.
 func memberOps(r *spaceRecord, agent, by string, now time.Time) []guardedOp {
 	m := spaceMemberRecord{SpaceID: r.ID, AgentID: agent, AddedBy: by, AddedAt: now}
-	sk, ak := spaceMemberKey(r.ID, agent), agentSpaceKey(agent, r.sortKey())
+	sk, ak := table.SpaceMemberKey(r.ID, agent), table.AgentSpaceKey(agent, r.sortKey())
 	return []guardedOp{
 		{op: store.Put(&store.Item{PK: sk.PK, SK: sk.SK, Version: 1, Data: encode(m)}, store.Absent)},
 		{op: store.Put(&store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: encode(m)}, store.Unconditional)},
@@ -347,7 +342,7 @@ func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*
 	}
 	var space, member, members slot
 	return read(ctx, h, cr, func(agent string, b *batch) {
-		space, member, members = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent)), b.add(spaceMembersKey(in.ID))
+		space, member, members = b.add(table.SpaceKey(in.ID)), b.add(table.SpaceMemberKey(in.ID, agent)), b.add(table.SpaceMembersKey(in.ID))
 	}, func(c *call) (*GetSpaceOutput, error) {
 		rec, err := loadSpace(c.Caller, c.item(space), c.item(member))
 		if err != nil {
@@ -361,7 +356,7 @@ func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*
 func (h *Hub) getSpace(ctx context.Context, rec *spaceRecord, version uint64, members int64) (*GetSpaceOutput, error) {
 	dto := spaceDTO(rec, version)
 	if rec.Visibility == visibilityPriv {
-		pk, prefix := spaceMemberPrefix(rec.ID)
+		pk, prefix := table.SpaceMemberPrefix(rec.ID)
 		rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxSpaceMembers})
 		if err != nil {
 			return nil, storageErr(err)
@@ -411,7 +406,7 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 
 	var space, member slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		space, member = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent))
+		space, member = b.add(table.SpaceKey(in.ID)), b.add(table.SpaceMemberKey(in.ID, agent))
 	}, func(c *call) (*SpaceMutationOutput, *plan, error) {
 		rec, err := loadSpace(c.Caller, c.item(space), c.item(member))
 		if err != nil {
@@ -435,10 +430,10 @@ func updateSpace(c *call, m mutation, rec *spaceRecord, current uint64, d Update
 	if rec.Visibility == visibilityPriv {
 		// Before the CAS: when both fail, the first decides the answer, and
 		// a member removed meanwhile must not learn the current version.
-		p.check(spaceMemberKey(rec.ID, c.AgentID), store.Present, answer(func() error { return apperr.Forbidden() }))
+		p.check(table.SpaceMemberKey(rec.ID, c.AgentID), store.Present, answer(func() error { return apperr.Forbidden() }))
 	}
 	space, listing := next.items(current + 1)
-	p.put(space, store.AtVersion(current), c.h.conflictAt(spaceKey(rec.ID)))
+	p.put(space, store.AtVersion(current), c.h.conflictAt(table.SpaceKey(rec.ID)))
 	// Unconditional: the space's CAS guards it, and a space written before
 	// listing items existed has none yet.
 	p.put(listing, store.Unconditional, nil)
@@ -503,11 +498,11 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 		}
 		return store.After(prefix + after)
 	}
-	public, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: boxSpacesIndex(c.BoxID), From: from(""), Limit: limit + 1})
+	public, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(c.BoxID), From: from(""), Limit: limit + 1})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	pk, prefix := agentSpacePrefix(c.AgentID)
+	pk, prefix := table.AgentSpacePrefix(c.AgentID)
 	mine, err := h.st.Query(ctx, store.Query{PK: pk, From: from(prefix), To: store.PrefixEnd(prefix), Limit: limit + 1})
 	if err != nil {
 		return nil, storageErr(err)
@@ -583,7 +578,7 @@ func (h *Hub) spaceListings(ctx context.Context, ids []string) ([]*store.Item, e
 	}
 	keys := make([]store.Key, len(ids))
 	for i, id := range ids {
-		keys[i] = spaceListingKey(id)
+		keys[i] = table.SpaceListingKey(id)
 	}
 	got, err := h.st.BatchGet(ctx, keys)
 	if err != nil {
@@ -593,7 +588,7 @@ func (h *Hub) spaceListings(ctx context.Context, ids []string) ([]*store.Item, e
 	var at []int
 	for i, it := range got {
 		if it == nil {
-			legacy, at = append(legacy, spaceKey(ids[i])), append(at, i)
+			legacy, at = append(legacy, table.SpaceKey(ids[i])), append(at, i)
 		}
 	}
 	if len(legacy) > 0 {
@@ -675,9 +670,9 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 	m := newMutation(tool, d.OperationKey, struct{ ID, AgentID string }{in.ID, d.AgentID})
 	var space, self, target, counterSlot, targetAgent slot
 	return mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		space, self = b.add(spaceKey(in.ID)), b.add(spaceMemberKey(in.ID, agent))
-		target, counterSlot = b.add(spaceMemberKey(in.ID, d.AgentID)), b.add(spaceMembersKey(in.ID))
-		targetAgent = b.add(agentKey(d.AgentID))
+		space, self = b.add(table.SpaceKey(in.ID)), b.add(table.SpaceMemberKey(in.ID, agent))
+		target, counterSlot = b.add(table.SpaceMemberKey(in.ID, d.AgentID)), b.add(table.SpaceMembersKey(in.ID))
+		targetAgent = b.add(table.AgentKey(d.AgentID))
 	}, func(c *call) (*SpaceMemberOutput, *plan, error) {
 		rec, err := loadSpace(c.Caller, c.item(space), c.item(self))
 		if err != nil {
@@ -719,8 +714,8 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 			} else {
 				delta = -1
 				ops = []guardedOp{
-					{op: store.Delete(spaceMemberKey(rec.ID, d.AgentID), store.Present), onFail: contended},
-					{op: store.Delete(agentSpaceKey(d.AgentID, rec.sortKey()), store.Unconditional)},
+					{op: store.Delete(table.SpaceMemberKey(rec.ID, d.AgentID), store.Present), onFail: contended},
+					{op: store.Delete(table.AgentSpaceKey(d.AgentID, rec.sortKey()), store.Unconditional)},
 				}
 			}
 			cond := store.Absent
@@ -728,12 +723,12 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 				cond = store.AtVersion(counter.Version)
 			}
 			revision++
-			ck := spaceMembersKey(rec.ID)
+			ck := table.SpaceMembersKey(rec.ID)
 			ops = append(ops,
 				guardedOp{op: store.Put(&store.Item{PK: ck.PK, SK: ck.SK, Version: revision, Count: members + delta}, cond),
 					onFail: contended},
 				// The caller must still be the member it was when it read.
-				guardedOp{op: store.Check(spaceMemberKey(rec.ID, c.AgentID), store.Present),
+				guardedOp{op: store.Check(table.SpaceMemberKey(rec.ID, c.AgentID), store.Present),
 					onFail: func(context.Context) error { return apperr.Forbidden() }})
 			dto.Member, dto.Changed, dto.MemberCount = add, true, members+delta
 		}

@@ -6,7 +6,7 @@ package hub
 // special meaning (%, _, *, ?, [, \, . and the rest are plain characters;
 // the seed's "escaped" search). Both sides are first brought to one form:
 //
-//	fold(s) = NFKC(casefold(NFKD(s)))
+//	table.Fold(s) = NFKC(casefold(NFKD(s)))
 //
 // which is Unicode's compatibility caseless matching (UAX #15, Unicode
 // §3.13 D146) up to the final recomposition: canonically equivalent
@@ -17,44 +17,14 @@ package hub
 // character boundary, never inside a base letter and its combining marks,
 // so "q" does not match the "q̃" of a name that has no precomposed form.
 //
-// golang.org/x/text provides the normalization and case-folding tables.
-// It is the Go project's own extended library, versioned with the Unicode
-// data it implements; full case folding and NFKD/NFKC by hand would mean
-// maintaining those tables here.
+// The fold is the table's one name collation (table/collate.go), so a
+// search matches in the form listings sort in.
 
 import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
-
-// fold returns s in its search form. A cases.Caser is stateful, so each call
-// makes its own.
-func fold(s string) string {
-	return norm.NFKC.String(cases.Fold().String(norm.NFKD.String(s)))
-}
-
-// maxSortFoldBytes bounds the folded name inside an index sort key:
-// compatibility decomposition can expand one character into many, and an
-// index sort key is at most 1024 bytes. Names that share this long a
-// prefix are still ordered, by id.
-const maxSortFoldBytes = 512
-
-// sortFold is fold cut to maxSortFoldBytes on a character boundary.
-func sortFold(s string) string {
-	f := fold(s)
-	if len(f) <= maxSortFoldBytes {
-		return f
-	}
-	cut := maxSortFoldBytes
-	for cut > 0 && !utf8.RuneStart(f[cut]) {
-		cut--
-	}
-	return f[:cut]
-}
 
 // containsFolded reports whether the folded text holds the folded query as
 // a literal substring that starts and ends on character boundaries. An

@@ -16,7 +16,7 @@ package hub
 // what it last delivered. That is a coalescing per-endpoint pending
 // marker that costs the send path nothing: a burst of rows is one pending
 // state, the latest wins, and a restart finds every pending endpoint
-// again. All endpoints live in one partition (webhookPartition), read
+// again. All endpoints live in one partition (table.WebhookPartition), read
 // with one Query; endpoints are few and written by the owner and the
 // dispatcher only.
 
@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"net/url"
 	"slices"
 	"strconv"
@@ -35,10 +36,6 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
 )
-
-const webhookPartition = "webhooks"
-
-func webhookKey(id string) store.Key { return store.Key{PK: webhookPartition, SK: "ep#" + id} }
 
 // Webhook endpoint states.
 const (
@@ -134,7 +131,7 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 	if err != nil {
 		return nil, err
 	}
-	head, err := a.h.st.Get(ctx, inboxHeadKey(agent))
+	head, err := a.h.st.Get(ctx, table.InboxHeadKey(agent))
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -142,7 +139,7 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 	rec := &webhookRecord{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
 		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
 		DeliveredSeq: version(head), CreatedAt: now}
-	k := webhookKey(rec.ID)
+	k := table.WebhookKey(rec.ID)
 	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
@@ -203,7 +200,7 @@ func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*Web
 		if err != nil {
 			return nil, err
 		}
-		it, err := a.h.st.Get(ctx, inboxHeadKey(rec.AgentID))
+		it, err := a.h.st.Get(ctx, table.InboxHeadKey(rec.AgentID))
 		if err != nil {
 			return nil, storageErr(err)
 		}
@@ -227,7 +224,7 @@ func (a *Admin) RemoveWebhook(ctx context.Context, id string) error {
 	if err := uuidArg("webhook", &id); err != nil {
 		return err
 	}
-	if err := a.h.raw.Write(ctx, []store.Op{store.Delete(webhookKey(id), store.Present)}); err != nil {
+	if err := a.h.raw.Write(ctx, []store.Op{store.Delete(table.WebhookKey(id), store.Present)}); err != nil {
 		if _, ok := err.(*store.ConditionFailedError); ok {
 			return apperr.Forbidden()
 		}
@@ -261,7 +258,7 @@ type versionedWebhook struct {
 }
 
 func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
-	items, err := h.st.Query(ctx, store.Query{PK: webhookPartition, From: "ep#", To: store.PrefixEnd("ep#")})
+	items, err := h.st.Query(ctx, store.Query{PK: table.WebhookPartition, From: table.WebhookPrefix, To: store.PrefixEnd(table.WebhookPrefix)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -277,7 +274,7 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 }
 
 func (h *Hub) loadWebhook(ctx context.Context, id string) (*webhookRecord, uint64, error) {
-	it, err := h.st.Get(ctx, webhookKey(id))
+	it, err := h.st.Get(ctx, table.WebhookKey(id))
 	if err != nil {
 		return nil, 0, storageErr(err)
 	}
@@ -292,7 +289,7 @@ func (h *Hub) loadWebhook(ctx context.Context, id string) (*webhookRecord, uint6
 }
 
 func (h *Hub) putWebhook(ctx context.Context, r *webhookRecord, ver uint64) error {
-	k := webhookKey(r.ID)
+	k := table.WebhookKey(r.ID)
 	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: encode(r)}, store.AtVersion(ver))})
 }
 
@@ -343,7 +340,7 @@ type WakeState struct {
 // WakeState reads an agent's wake state: its inbox head, attention counts
 // and newest row (two reads).
 func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, error) {
-	items, err := h.st.BatchGet(ctx, []store.Key{inboxHeadKey(agent), ackedCounterKey(agent), requestCounterKey(agent)})
+	items, err := h.st.BatchGet(ctx, []store.Key{table.InboxHeadKey(agent), table.AckedCounterKey(agent), table.RequestCounterKey(agent)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -353,7 +350,7 @@ func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, err
 	if seq == 0 {
 		return w, nil
 	}
-	row, err := h.st.Get(ctx, inboxRowKey(agent, seq))
+	row, err := h.st.Get(ctx, table.InboxRowKey(agent, seq))
 	if err != nil {
 		return nil, storageErr(err)
 	}

@@ -1,0 +1,100 @@
+package table
+
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// The agent partition, agent#<agent>: everything that is the agent's own
+// lives beside its record, so a call's checks read one partition.
+
+// AgentKey is the agent record (Version = admin revision).
+func AgentKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "agent"} }
+
+// ProfileKey is the private profile: its own item, so its Version is the
+// profile version and PROFILE_OUTDATED fires for a profile change only.
+func ProfileKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "profile"} }
+
+// CheckpointKey is the shared checkpoint (Version = revision).
+func CheckpointKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "checkpoint"}
+}
+
+// AckedCounterKey counts attention rows ACKed (Count); unread is the inbox
+// head's Version minus it, so unread needs no scan.
+func AckedCounterKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#acked"}
+}
+
+// AckSeqKey is the ACK sequencer: every ACK moves it, so two ACKs of one
+// agent serialize; it also holds the open ACK intent and the acknowledged
+// watermark.
+func AckSeqKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "acks"} }
+
+// RequestCounterKey is the live open request counter (Count), which bounds
+// an agent's open requests without a scan.
+func RequestCounterKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#requests"}
+}
+
+// SessionListKey lists an agent's sessions, oldest first, so a session cap
+// knows which to end.
+func SessionListKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "sessions"}
+}
+
+// SpacesCreatedKey counts the spaces an agent created, for its quota.
+func SpacesCreatedKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#spaces"}
+}
+
+// CardKey is the directory card (Version = card revision).
+func CardKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "card"} }
+
+// CardListingKey is what a directory search filters on, written with the
+// card; it alone carries the directory index entry, so the index projects
+// a small item.
+func CardListingKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "card#listing"}
+}
+
+// MembershipGenKey is the membership generation (Count): +1 on every add
+// and remove, so rooms_list cursors bound to it notice a change.
+func MembershipGenKey(agent string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "count#memberships"}
+}
+
+// AgentMemberKey is the agent side of a current room membership
+// (rooms_list, agent_prime).
+func AgentMemberKey(agent, room string) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: "member#" + room}
+}
+
+// MembershipPrefix is the range of an agent's memberships.
+func MembershipPrefix(agent string) (pk, prefix string) { return "agent#" + agent, "member#" }
+
+// BoxAgentsIndex is the GSI1 partition of a box's agents (AgentOrderKey):
+// the owner's listings.
+func BoxAgentsIndex(box string) string { return "box#" + box + "#agents" }
+
+// DirectoryIndex is the GSI2 partition of a box's listed, active agents'
+// card listings (OrderKey): sparse, so a search reads only listed agents.
+func DirectoryIndex(box string) string { return "box#" + box + "#directory" }
+
+// KeyRecordKey is an agent key's record: the hash of its secret and its
+// owner, found by the key id a bearer carries.
+func KeyRecordKey(keyID string) store.Key { return store.Key{PK: "key#" + keyID, SK: "key"} }
+
+// OwnerKeyKey is an owner key's record, found by its key id.
+func OwnerKeyKey(keyID string) store.Key { return store.Key{PK: "okey#" + keyID, SK: "key"} }
+
+// BoxOwnerKeysIndex is the GSI1 partition of a box's owner keys, by
+// creation (OwnerKeySortKey).
+func BoxOwnerKeysIndex(box string) string { return "box#" + box + "#ownerkeys" }
+
+// OwnerKeySortKey orders an owner key on BoxOwnerKeysIndex: creation time
+// (RFC 3339, UTC), then key id.
+func OwnerKeySortKey(created time.Time, keyID string) string {
+	return created.UTC().Format(time.RFC3339Nano) + "#" + keyID
+}

@@ -1,0 +1,27 @@
+package table
+
+import "github.com/agentbox/agentbox/internal/store"
+
+// The inbox lives in the agent's partition: its head (Version = last inbox
+// sequence = rows ever written) and one attention row per message that
+// asked for the agent's attention, numbered like a stream.
+
+// InboxHeadKey is the inbox head.
+func InboxHeadKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "inbox"} }
+
+// InboxRowPrefix is the range of an inbox's attention rows. The head's SK
+// ("inbox") sorts before it and outside it.
+const InboxRowPrefix = "inbox#"
+
+// InboxRowKey is attention row n.
+func InboxRowKey(agent string, n uint64) store.Key {
+	return store.Key{PK: "agent#" + agent, SK: InboxRowPrefix + SeqKey(n)}
+}
+
+// AttentionIndex is the GSI1 partition of an agent's attention rows, by
+// stream and stream sequence (AttentionSortKey): the receipt lookup of a
+// message read in its stream.
+func AttentionIndex(agent string) string { return "att#" + agent }
+
+// AttentionSortKey orders a row on AttentionIndex.
+func AttentionSortKey(stream string, seq uint64) string { return stream + "#" + SeqKey(seq) }

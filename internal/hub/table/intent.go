@@ -1,0 +1,44 @@
+package table
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// IntentKey is an open intent (Version = steps applied).
+func IntentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }
+
+// IntentIndex is the GSI1 partition that listed every open intent before
+// the index was sharded; the sweep still reads it, for intents opened by
+// an earlier version.
+const IntentIndex = "intents#open"
+
+// IntentShards is how many GSI1 partitions list open intents. A box's
+// intents all go to one of them (IntentShard), so one busy box never
+// shares its index partition with every other box, and the sweep reads
+// them all.
+const IntentShards = 16
+
+// IntentShard is the GSI1 partition listing box's open intents.
+func IntentShard(box string) string {
+	h := fnv.New32a()
+	h.Write([]byte(box))
+	return fmt.Sprintf("%s#%02d", IntentIndex, h.Sum32()%IntentShards)
+}
+
+// IntentPartitions lists every GSI1 partition the sweep reads.
+func IntentPartitions() []string {
+	out := []string{IntentIndex}
+	for i := range IntentShards {
+		out = append(out, fmt.Sprintf("%s#%02d", IntentIndex, i))
+	}
+	return out
+}
+
+// IntentSortKey orders an intent on its shard: oldest first, for the sweep.
+func IntentSortKey(created time.Time, id string) string {
+	return fmt.Sprintf("%020d#%s", created.UnixNano(), id)
+}

@@ -1,0 +1,58 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// Streams: a room's stream lives in the room's partition (RoomStreamPK), a
+// DM pair's in dm#<A>#<B> with A < B. A stream's head Version is the last
+// sequence taken, and its messages are msg#<seq>, so a send moves the head
+// and stores the message in one write and a reader never meets a hole.
+
+// DMStreamPK is the partition of the DM stream of a pair, a < b.
+func DMStreamPK(a, b string) string { return "dm#" + a + "#" + b }
+
+// StreamHeadKey is a stream's head (Version = last sequence).
+func StreamHeadKey(pk string) store.Key { return store.Key{PK: pk, SK: "head"} }
+
+// StreamMsgPrefix is the range of a stream's messages.
+const StreamMsgPrefix = "msg#"
+
+// StreamMsgKey is message n of a stream, in full, immutable.
+func StreamMsgKey(pk string, n uint64) store.Key {
+	return store.Key{PK: pk, SK: StreamMsgPrefix + SeqKey(n)}
+}
+
+// MessagePointerKey is a message's address (stream, sequence, author,
+// thread), found by its id alone.
+func MessagePointerKey(id string) store.Key { return store.Key{PK: "msg#" + id, SK: "msg"} }
+
+// MessageIDOfPointer is the message id of a pointer's partition key, for
+// readers of the requests index, which yields pointers.
+func MessageIDOfPointer(pk string) string { return strings.TrimPrefix(pk, "msg#") }
+
+// BoxRequestsIndex is the GSI1 partition of a box's request messages'
+// pointers, by send time (RequestsSortKey): the operator view's board.
+func BoxRequestsIndex(box string) string { return "box#" + box + "#requests" }
+
+// RequestsSortKey orders a request message on BoxRequestsIndex: by send
+// time (Unix ns), then id.
+func RequestsSortKey(sentNS int64, id string) string { return SeqKey(uint64(sentNS)) + "#" + id }
+
+// ThreadKey is row n of a thread index: one row per message of the thread,
+// so thread_read is one Query.
+func ThreadKey(root string, n uint64) store.Key {
+	return store.Key{PK: "thr#" + root, SK: "m#" + SeqKey(n)}
+}
+
+// ThreadPrefix is the range of a thread's rows.
+func ThreadPrefix(root string) (pk, prefix string) { return "thr#" + root, "m#" }
+
+// FanoutPartKey is part n of a fan-out's recipient set, immutable: written
+// once before the message, so each fan-out step costs the same.
+func FanoutPartKey(set string, n uint64) store.Key {
+	return store.Key{PK: "fan#" + set, SK: fmt.Sprintf("part#%06d", n)}
+}

@@ -1,0 +1,34 @@
+package table
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
+
+// SessionKey is a session (ExpiresAt = idle expiry).
+func SessionKey(id string) store.Key { return store.Key{PK: "ses#" + id, SK: "ses"} }
+
+// EndedSessionKey is the state item of a signed session id: its sort key
+// is the one the tombstone of an ended session always had.
+func EndedSessionKey(id string) store.Key { return store.Key{PK: "ses#" + id, SK: "ended"} }
+
+// ReceiptsKey is the session's retrieval receipts, one item, so an ACK
+// checks them in one read.
+func ReceiptsKey(session string) store.Key { return store.Key{PK: "ses#" + session, SK: "rcpts"} }
+
+// SeenIndex is the GSI1 partition of an agent's bound sessions, by last
+// use (SeenSortKey): the operator view's "last seen" is its newest entry.
+func SeenIndex(agent string) string { return "seen#" + agent }
+
+// SeenSortKey orders a session on SeenIndex: last use, then id.
+func SeenSortKey(lastSeen time.Time, id string) string {
+	return fmt.Sprintf("%020d#%s", lastSeen.UnixNano(), id)
+}
+
+// ReceiptKey is a receipt of one row as written before a session's
+// receipts became one item (ReceiptsKey); inbox_ack still honours them.
+func ReceiptKey(session string, inboxSeq uint64) store.Key {
+	return store.Key{PK: "ses#" + session, SK: "rcpt#" + SeqKey(inboxSeq)}
+}
