@@ -121,7 +121,7 @@ func (h *Hub) repairMark(ctx context.Context, agent string, o *ackOpen) error {
 		read += len(items)
 		var acked []uint64
 		for _, it := range items {
-			row, err := decode[attentionRecord](it)
+			row, err := table.Decode[table.Attention](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}

@@ -66,23 +66,23 @@ func (a *Admin) CreateBox(ctx context.Context, name string) (*BoxInfo, error) {
 		return nil, err
 	}
 	now := a.h.clock()
-	b := boxRecord{ID: uuid.NewString(), Name: name, CreatedAt: now}
+	b := table.Box{ID: uuid.NewString(), Name: name, CreatedAt: now}
 	if err := a.h.st.Write(ctx, []store.Op{store.Put(boxItem(b, 1), store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
 	return &BoxInfo{BoxID: b.ID, Name: b.Name, CreatedAt: timestamp(now)}, nil
 }
 
-func (a *Admin) agentItem(rec *agentRecord, version uint64) *store.Item {
+func (a *Admin) agentItem(rec *table.Agent, version uint64) *store.Item {
 	k := table.AgentKey(rec.ID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
 		GSI1PK: table.BoxAgentsIndex(rec.BoxID), GSI1SK: table.AgentOrderKey(rec.Name, rec.ID),
-		Data: encode(rec)}
+		Data: table.Encode(rec)}
 }
 
-func (a *Admin) keyItem(rec keyRecord) *store.Item {
+func (a *Admin) keyItem(rec table.KeyRecord) *store.Item {
 	k := table.KeyRecordKey(rec.KeyID)
-	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}
+	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}
 }
 
 // CreateAgent creates an agent in box with a first key, returned once.
@@ -136,8 +136,8 @@ func (a *Admin) AddAgent(ctx context.Context, n NewAgent) (*AgentInfo, error) {
 		return nil, err
 	}
 	now := a.h.clock()
-	rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: n.Name, Status: statusActive, CreatedAt: now, DirectoryListed: n.Listed}
-	prof := &profileRecord{Role: n.Role, UpdatedAt: now}
+	rec := &table.Agent{ID: uuid.NewString(), BoxID: box, Name: n.Name, Status: statusActive, CreatedAt: now, DirectoryListed: n.Listed}
+	prof := &table.Profile{Role: n.Role, UpdatedAt: now}
 	key, kr := newKey(rec.ID)
 	kr.BoxID, kr.CreatedAt, kr.Scope = box, now, storedScope(n.Scope)
 	rec.KeyIDs = []string{kr.KeyID}
@@ -169,7 +169,7 @@ func (a *Admin) AddAgent(ctx context.Context, n NewAgent) (*AgentInfo, error) {
 }
 
 // directoryNote says what the box directory shows of a new agent.
-func directoryNote(rec *agentRecord, cardRole string) string {
+func directoryNote(rec *table.Agent, cardRole string) string {
 	if !rec.DirectoryListed {
 		return "not listed: other agents cannot find this agent with directory_search or read its card; " +
 			"list it with 'agentbox admin directory-listing --agent " + rec.ID + " --on'"
@@ -180,48 +180,34 @@ func directoryNote(rec *agentRecord, cardRole string) string {
 	return "listed: directory_search finds this agent by its name and by its card role"
 }
 
-func profileItem(agent string, p *profileRecord, version uint64) *store.Item {
+func profileItem(agent string, p *table.Profile, version uint64) *store.Item {
 	k := table.ProfileKey(agent)
-	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(p)}
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(p)}
 }
 
-func agentInfo(rec *agentRecord, p *profileRecord, profileVersion uint64) *AgentInfo {
+func agentInfo(rec *table.Agent, p *table.Profile, profileVersion uint64) *AgentInfo {
 	return &AgentInfo{BoxID: rec.BoxID, AgentID: rec.ID, Name: rec.Name, Role: p.Role, Status: rec.Status,
 		DirectoryListed: rec.DirectoryListed, ProfileVersion: Revision(profileVersion), KeyIDs: append([]string{}, rec.KeyIDs...)}
 }
 
 // describe reads what agentInfo needs after a change.
-func (a *Admin) describe(ctx context.Context, rec *agentRecord) (*AgentInfo, error) {
-	it, err := a.h.st.Get(ctx, table.ProfileKey(rec.ID))
+func (a *Admin) describe(ctx context.Context, rec *table.Agent) (*AgentInfo, error) {
+	p, it, err := get[table.Profile](ctx, a.h.st, table.ProfileKey(rec.ID), apperr.Forbidden())
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	p, err := decode[profileRecord](it)
-	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	return agentInfo(rec, p, it.Version), nil
 }
 
 // loadAgent reads an agent for an admin change. Callers canonicalize the
 // id first (uuidArg), since they key other items by it too.
-func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint64, error) {
+func (a *Admin) loadAgent(ctx context.Context, agent string) (*table.Agent, uint64, error) {
 	if err := checkUUID("agent", agent); err != nil {
 		return nil, 0, err
 	}
-	it, err := a.h.st.Get(ctx, table.AgentKey(agent))
+	rec, it, err := get[table.Agent](ctx, a.h.st, table.AgentKey(agent), apperr.Forbidden())
 	if err != nil {
-		return nil, 0, storageErr(err)
-	}
-	if it == nil {
-		return nil, 0, apperr.Forbidden()
-	}
-	rec, err := decode[agentRecord](it)
-	if err != nil {
-		return nil, 0, apperr.Normalize(err)
+		return nil, 0, err
 	}
 	return rec, it.Version, nil
 }
@@ -229,7 +215,7 @@ func (a *Admin) loadAgent(ctx context.Context, agent string) (*agentRecord, uint
 // updateAgent applies change to the agent record under CAS on its admin
 // revision, retrying a few times when a concurrent admin change wins, and
 // writes the change's extra ops in the same atomic write.
-func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *agentRecord, now time.Time) ([]store.Op, error)) (*agentRecord, error) {
+func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *table.Agent, now time.Time) ([]store.Op, error)) (*table.Agent, error) {
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
@@ -273,7 +259,7 @@ func (a *Admin) RotateKeyScoped(ctx context.Context, agent, scope string) (*Agen
 	}
 	var key, issued string
 	var keyID string
-	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, now time.Time) ([]store.Op, error) {
+	rec, err := a.updateAgent(ctx, agent, func(rec *table.Agent, now time.Time) ([]store.Op, error) {
 		issued = scope
 		if issued == "" {
 			old, err := a.keyInfos(ctx, rec.KeyIDs)
@@ -329,7 +315,7 @@ func (a *Admin) RevokeKey(ctx context.Context, agent, keyID string) (*AgentInfo,
 			return nil, err
 		}
 	}
-	rec, err := a.updateAgent(ctx, agent, func(rec *agentRecord, _ time.Time) ([]store.Op, error) {
+	rec, err := a.updateAgent(ctx, agent, func(rec *table.Agent, _ time.Time) ([]store.Op, error) {
 		var ops []store.Op
 		var keep []string
 		for _, id := range rec.KeyIDs {
@@ -389,16 +375,9 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 		return nil, err
 	}
 	for attempt := 0; attempt < 5; attempt++ {
-		it, err := a.h.st.Get(ctx, table.ProfileKey(agent))
+		p, it, err := get[table.Profile](ctx, a.h.st, table.ProfileKey(agent), apperr.Forbidden())
 		if err != nil {
-			return nil, storageErr(err)
-		}
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		p, err := decode[profileRecord](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, err
 		}
 		if up.Role != nil {
 			p.Role = *up.Role
@@ -435,9 +414,9 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	recs := make([]*agentRecord, 0, len(items))
+	recs := make([]*table.Agent, 0, len(items))
 	for _, it := range items {
-		rec, err := decode[agentRecord](it)
+		rec, err := table.Decode[table.Agent](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -445,7 +424,7 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	}
 	// The index orders agents by its older key (table.AgentOrderKey); the
 	// listing is in the one collation rooms and the directory use.
-	slices.SortFunc(recs, func(x, y *agentRecord) int { return table.CompareNames(x.Name, x.ID, y.Name, y.ID) })
+	slices.SortFunc(recs, func(x, y *table.Agent) int { return table.CompareNames(x.Name, x.ID, y.Name, y.ID) })
 	keys := make([]store.Key, 0, len(recs))
 	for _, rec := range recs {
 		keys = append(keys, table.ProfileKey(rec.ID))
@@ -456,10 +435,10 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	}
 	out := make([]*AgentInfo, 0, len(recs))
 	for i, rec := range recs {
-		p := &profileRecord{}
+		p := &table.Profile{}
 		var v uint64
 		if profiles[i] != nil {
-			if p, err = decode[profileRecord](profiles[i]); err != nil {
+			if p, err = table.Decode[table.Profile](profiles[i]); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			v = profiles[i].Version

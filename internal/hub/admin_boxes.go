@@ -33,9 +33,9 @@ func (a *Admin) requireBox(ctx context.Context, box string) error {
 }
 
 // boxItem is a box with its entry on the store's box index.
-func boxItem(b boxRecord, version uint64) *store.Item {
+func boxItem(b table.Box, version uint64) *store.Item {
 	k := table.BoxKey(b.ID)
-	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(b),
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(b),
 		GSI1PK: table.BoxesIndex, GSI1SK: table.OrderKey(b.Name, b.ID)}
 }
 
@@ -53,7 +53,7 @@ func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
 	}
 	out := make([]*BoxInfo, 0, len(items))
 	for _, it := range items {
-		b, err := decode[boxRecord](it)
+		b, err := table.Decode[table.Box](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -75,7 +75,7 @@ func (a *Admin) indexBox(ctx context.Context, box string) (bool, error) {
 	if it.GSI1PK == table.BoxesIndex {
 		return false, nil
 	}
-	b, err := decode[boxRecord](it)
+	b, err := table.Decode[table.Box](it)
 	if err != nil {
 		return false, apperr.Normalize(err)
 	}
@@ -107,7 +107,7 @@ func (a *Admin) keyInfos(ctx context.Context, ids []string) ([]KeyInfo, error) {
 			scope := ""
 			if it != nil {
 				scope = ScopeWrite
-				kr, err := decode[keyRecord](it)
+				kr, err := table.Decode[table.KeyRecord](it)
 				if err != nil {
 					return nil, apperr.Normalize(err)
 				}

@@ -128,7 +128,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	var order []string
 	for _, agent := range agents {
 		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
-			r, err := decode[requestRecord](it)
+			r, err := table.Decode[requestRecord](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -171,13 +171,13 @@ func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []
 		if it == nil || it.GSI1PK != "" {
 			return false, nil
 		}
-		p, err := decode[pointerRecord](it)
+		p, err := table.Decode[table.Pointer](it)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}
 		p.Requests = to
 		next := *it
-		next.Data, next.GSI1PK, next.GSI1SK = encode(p), table.BoxRequestsIndex(box), sortKey
+		next.Data, next.GSI1PK, next.GSI1SK = table.Encode(p), table.BoxRequestsIndex(box), sortKey
 		err = a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))})
 		if moveAgain(err) {
 			continue
@@ -271,7 +271,7 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 		if it == nil || (it.GSI1PK == "" && got[1] != nil) {
 			return false, nil
 		}
-		rec, err := decode[spaceRecord](it)
+		rec, err := table.Decode[spaceRecord](it)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}
@@ -300,11 +300,11 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		if cardIt == nil || cardIt.GSI2PK == "" || agentIt == nil {
 			return false, nil
 		}
-		card, err := decode[cardRecord](cardIt)
+		card, err := table.Decode[cardRecord](cardIt)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}
-		rec, err := decode[agentRecord](agentIt)
+		rec, err := table.Decode[table.Agent](agentIt)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}

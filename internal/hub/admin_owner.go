@@ -55,7 +55,7 @@ func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, 
 	k := table.OwnerKeyKey(kid)
 	err := a.h.st.Write(ctx, []store.Op{
 		store.Check(table.BoxKey(box), store.Present),
-		store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec),
+		store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec),
 			GSI1PK: table.BoxOwnerKeysIndex(box), GSI1SK: table.OwnerKeySortKey(now, kid)}, store.Absent),
 	})
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
@@ -86,7 +86,7 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	}
 	out := make([]*OwnerKeyInfo, 0, len(items))
 	for _, it := range items {
-		rec, err := decode[ownerKeyRecord](it)
+		rec, err := table.Decode[ownerKeyRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -101,16 +101,9 @@ func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo
 	if err := checkUUID("key", keyID); err != nil {
 		return nil, err
 	}
-	it, err := a.h.st.Get(ctx, table.OwnerKeyKey(keyID))
+	rec, _, err := get[ownerKeyRecord](ctx, a.h.st, table.OwnerKeyKey(keyID), apperr.Forbidden())
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	rec, err := decode[ownerKeyRecord](it)
-	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	if err := a.h.st.Write(ctx, []store.Op{store.Delete(table.OwnerKeyKey(keyID), store.Unconditional)}); err != nil {
 		return nil, storageErr(err)
@@ -133,7 +126,7 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if it == nil {
 		return "", ownerAuthFailed()
 	}
-	rec, err := decode[ownerKeyRecord](it)
+	rec, err := table.Decode[ownerKeyRecord](it)
 	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
 		return "", ownerAuthFailed()
 	}

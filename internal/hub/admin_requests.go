@@ -38,7 +38,7 @@ const StatusRecipientRemoved = "recipient_removed"
 func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (int, error) {
 	var open []*requestRecord
 	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
-		r, err := decode[requestRecord](it)
+		r, err := table.Decode[requestRecord](it)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (i
 		if it == nil || it.Version != 0 {
 			continue
 		}
-		cur, err := decode[requestRecord](it)
+		cur, err := table.Decode[requestRecord](it)
 		if err != nil {
 			return closed, err
 		}

@@ -62,7 +62,7 @@ type MembershipInfo struct {
 func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
 	k := table.RoomKey(r.ID)
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: table.BoxRoomsIndex(r.BoxID), GSI1SK: table.OrderKey(r.Name, r.ID), Data: encode(r)}
+		GSI1PK: table.BoxRoomsIndex(r.BoxID), GSI1SK: table.OrderKey(r.Name, r.ID), Data: table.Encode(r)}
 }
 
 // CreateRoom creates a room in box, with a first brief when brief is not
@@ -87,7 +87,7 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 	if brief != "" {
 		bk := table.BriefKey(r.ID)
 		ops = append(ops, store.Put(&store.Item{PK: bk.PK, SK: bk.SK, Version: 1,
-			Data: encode(briefRecord{TextMD: brief, UpdatedAt: now})}, store.Absent))
+			Data: table.Encode(briefRecord{TextMD: brief, UpdatedAt: now})}, store.Absent))
 		briefRev = 1
 	}
 	err := a.h.st.Write(ctx, ops)
@@ -113,7 +113,7 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64,
 	if items[0] == nil {
 		return nil, 0, nil, apperr.Forbidden()
 	}
-	r, err := decode[roomRecord](items[0])
+	r, err := table.Decode[roomRecord](items[0])
 	if err != nil {
 		return nil, 0, nil, apperr.Normalize(err)
 	}
@@ -166,11 +166,11 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		if items[0] == nil || items[1] == nil {
 			return nil, apperr.Forbidden()
 		}
-		r, err := decode[roomRecord](items[0])
+		r, err := table.Decode[roomRecord](items[0])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		ag, err := decode[agentRecord](items[1])
+		ag, err := table.Decode[table.Agent](items[1])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -178,7 +178,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent does not belong to the room's box.")
 		}
 		if items[3] != nil {
-			mem, err := decode[memberRecord](items[3])
+			mem, err := table.Decode[table.RoomMember](items[3])
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
@@ -198,10 +198,10 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			return nil, err
 		}
 
-		ledger := &epochRecord{AgentID: agent}
+		ledger := &table.Epoch{AgentID: agent}
 		started, ledgerCond := uint64(0), store.Absent
 		if items[2] != nil {
-			if ledger, err = decode[epochRecord](items[2]); err != nil {
+			if ledger, err = table.Decode[table.Epoch](items[2]); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			started, ledgerCond = items[2].Version, store.AtVersion(items[2].Version)
@@ -213,13 +213,13 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		// the room stream's head is still there, so no message can commit
 		// between the head read and the membership.
 		head := version(items[4])
-		mem := memberRecord{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now, StartSeq: head + 1}
+		mem := table.RoomMember{AgentID: agent, AgentName: ag.Name, Epoch: epoch, Follow: DefaultFollow, JoinedAt: now, StartSeq: head + 1}
 		ek, mk, amk := table.EpochKey(room, agent), table.RoomMemberKey(room, agent), table.AgentMemberKey(agent, room)
 		err = a.h.st.Write(ctx, []store.Op{
-			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: epoch, Data: encode(ledger)}, ledgerCond),
-			store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: rev, Data: encode(mem)}, store.Absent),
+			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: epoch, Data: table.Encode(ledger)}, ledgerCond),
+			store.Put(&store.Item{PK: mk.PK, SK: mk.SK, Version: rev, Data: table.Encode(mem)}, store.Absent),
 			store.Put(&store.Item{PK: amk.PK, SK: amk.SK, Version: epoch,
-				Data: encode(membershipRecord{RoomID: room, Epoch: epoch, JoinedAt: now})}, store.Absent),
+				Data: table.Encode(table.Membership{RoomID: room, Epoch: epoch, JoinedAt: now})}, store.Absent),
 			store.Check(table.RoomKey(room), store.AtVersion(items[0].Version)),
 			// The agent record as read (active): a deactivation that
 			// commits first makes this write fail and the retry refuse,
@@ -273,14 +273,14 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			}
 			return nil, apperr.New(apperr.NotFoundOrForbidden, "The agent is not a current member of this room.")
 		}
-		mem, err := decode[memberRecord](items[2])
+		mem, err := table.Decode[table.RoomMember](items[2])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		ledger := &epochRecord{AgentID: agent, Epoch: mem.Epoch, JoinedAt: mem.JoinedAt}
+		ledger := &table.Epoch{AgentID: agent, Epoch: mem.Epoch, JoinedAt: mem.JoinedAt}
 		started, ledgerCond := mem.Epoch, store.Absent
 		if items[1] != nil {
-			if ledger, err = decode[epochRecord](items[1]); err != nil {
+			if ledger, err = table.Decode[table.Epoch](items[1]); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			started, ledgerCond = items[1].Version, store.AtVersion(items[1].Version)
@@ -298,7 +298,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		err = a.h.st.Write(ctx, []store.Op{
 			store.Delete(table.RoomMemberKey(room, agent), store.AtVersion(items[2].Version)),
 			store.Delete(table.AgentMemberKey(agent, room), store.Unconditional),
-			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: started, Data: encode(ledger)}, ledgerCond),
+			store.Put(&store.Item{PK: ek.PK, SK: ek.SK, Version: started, Data: table.Encode(ledger)}, ledgerCond),
 			store.Add(table.MemberCountKey(room), -active, 0),
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 		})
@@ -339,7 +339,7 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 		recs := make([]*roomRecord, len(chunk))
 		keys := make([]store.Key, 0, 2*len(chunk))
 		for i, it := range chunk {
-			if recs[i], err = decode[roomRecord](it); err != nil {
+			if recs[i], err = table.Decode[roomRecord](it); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			keys = append(keys, table.BriefKey(recs[i].ID), table.MemberCountKey(recs[i].ID))
@@ -359,7 +359,7 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 // Only the owner decides this; the agent's own card fields are kept either
 // way and reappear when it is listed again.
 func (a *Admin) SetDirectoryListed(ctx context.Context, agent string, listed bool) (*AgentInfo, error) {
-	return a.updateVisibility(ctx, agent, func(rec *agentRecord) { rec.DirectoryListed = listed })
+	return a.updateVisibility(ctx, agent, func(rec *table.Agent) { rec.DirectoryListed = listed })
 }
 
 // updateVisibility applies change (to the listing or the status) to the
@@ -389,7 +389,7 @@ func (a *Admin) bumpKeys(ctx context.Context, ids []string) ([]store.Op, error) 
 	return ops, nil
 }
 
-func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(rec *agentRecord)) (*AgentInfo, error) {
+func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(rec *table.Agent)) (*AgentInfo, error) {
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
@@ -405,7 +405,7 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		card := &cardRecord{}
 		cardVer, cardCond := uint64(0), store.Absent
 		if cardIt != nil {
-			if card, err = decode[cardRecord](cardIt); err != nil {
+			if card, err = table.Decode[cardRecord](cardIt); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			cardVer, cardCond = cardIt.Version, store.AtVersion(cardIt.Version)

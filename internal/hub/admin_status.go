@@ -72,7 +72,7 @@ func (a *Admin) setStatus(ctx context.Context, agent, status string) (*AgentInfo
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
-	info, err := a.updateVisibility(ctx, agent, func(rec *agentRecord) { rec.Status = status })
+	info, err := a.updateVisibility(ctx, agent, func(rec *table.Agent) { rec.Status = status })
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 		rooms := make([]string, len(chunk))
 		keys := make([]store.Key, len(chunk))
 		for i, it := range chunk {
-			m, err := decode[membershipRecord](it)
+			m, err := table.Decode[table.Membership](it)
 			if err != nil {
 				return false, apperr.Normalize(err)
 			}
@@ -127,7 +127,7 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 			if it == nil {
 				continue // removed since the listing
 			}
-			mem, err := decode[memberRecord](it)
+			mem, err := table.Decode[table.RoomMember](it)
 			if err != nil {
 				return false, apperr.Normalize(err)
 			}
@@ -142,7 +142,7 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 			// A new membership revision: a room_follow that read the
 			// item before the mark cannot write the old mark back.
 			next := *it
-			next.Version, next.Data = it.Version+1, encode(mem)
+			next.Version, next.Data = it.Version+1, table.Encode(mem)
 			ops = append(ops, store.Put(&next, store.AtVersion(it.Version)), store.Add(table.MemberCountKey(rooms[i]), delta, 0))
 		}
 		if len(ops) == 1 {

@@ -34,9 +34,9 @@ type parsedKey struct {
 	secret  []byte
 }
 
-func newKey(agentID string) (key string, rec keyRecord) {
+func newKey(agentID string) (key string, rec table.KeyRecord) {
 	key, kid, sha := mintKey(keyPrefix, agentID)
-	return key, keyRecord{KeyID: kid, AgentID: agentID, SecretSHA: sha}
+	return key, table.KeyRecord{KeyID: kid, AgentID: agentID, SecretSHA: sha}
 }
 
 // mintKey makes a key of the given prefix for owner (an agent or, for
@@ -84,7 +84,7 @@ func (p parsedKey) secretMatches(secretSHA string) bool {
 	return subtle.ConstantTimeCompare(got[:], want) == 1
 }
 
-func (p parsedKey) matches(rec *keyRecord) bool {
+func (p parsedKey) matches(rec *table.KeyRecord) bool {
 	return p.secretMatches(rec.SecretSHA) && rec.AgentID == p.agentID && rec.KeyID == p.keyID
 }
 
@@ -130,8 +130,8 @@ type AttentionSummary struct {
 type Caller struct {
 	BoxID   string
 	AgentID string
-	Agent   *agentRecord
-	Profile *profileRecord
+	Agent   *table.Agent
+	Profile *table.Profile
 	// ProfileVersion is the current profile version.
 	ProfileVersion uint64
 	// keyIDs are the presented keys, and keyVersions the versions their
@@ -140,7 +140,7 @@ type Caller struct {
 	keyVersions []uint64
 	// Session is the live session, nil when none was presented (only
 	// agent_prime and get_help run without one).
-	Session        *sessionRecord
+	Session        *table.Session
 	SessionVersion uint64
 	Now            time.Time
 	// cursorKey authenticates the cursors this call makes and reads.
@@ -248,11 +248,11 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	if items[0] == nil || items[1] == nil {
 		return nil, nil, authFailed()
 	}
-	agent, err := decode[agentRecord](items[0])
+	agent, err := table.Decode[table.Agent](items[0])
 	if err != nil {
 		return nil, nil, apperr.Normalize(err)
 	}
-	profile, err := decode[profileRecord](items[1])
+	profile, err := table.Decode[table.Profile](items[1])
 	if err != nil {
 		return nil, nil, apperr.Normalize(err)
 	}
@@ -265,7 +265,7 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		if it == nil {
 			return nil, nil, authFailed()
 		}
-		rec, err := decode[keyRecord](it)
+		rec, err := table.Decode[table.KeyRecord](it)
 		if err != nil || !k.matches(rec) || rec.BoxID != agent.BoxID {
 			return nil, nil, authFailed()
 		}
@@ -284,7 +284,7 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	}
 
 	if sessIdx >= 0 && items[sessIdx] != nil {
-		s, err := decode[sessionRecord](items[sessIdx])
+		s, err := table.Decode[table.Session](items[sessIdx])
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}

@@ -25,7 +25,7 @@ func checkpointDTO(it *store.Item) (CheckpointDTO, error) {
 	if it == nil {
 		return CheckpointDTO{Revision: 0}, nil
 	}
-	rec, err := decode[checkpointRecord](it)
+	rec, err := table.Decode[table.Checkpoint](it)
 	if err != nil {
 		return CheckpointDTO{}, apperr.Normalize(err)
 	}
@@ -95,10 +95,10 @@ func (h *Hub) CheckpointSave(ctx context.Context, cr Credentials, in CheckpointS
 		if uint64(in.ExpectedRevision) != current {
 			return nil, nil, apperr.Conflict(current)
 		}
-		rec := checkpointRecord{BodyMD: in.BodyMD, Payload: payload, SessionID: c.Session.ID,
+		rec := table.Checkpoint{BodyMD: in.BodyMD, Payload: payload, SessionID: c.Session.ID,
 			ProfileVersion: c.Session.ProfileVersion, SavedAt: c.Now}
 		k := table.CheckpointKey(c.AgentID)
-		item := &store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}
+		item := &store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: table.Encode(rec)}
 		dto, err := checkpointDTO(item)
 		if err != nil {
 			return nil, nil, err

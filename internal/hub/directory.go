@@ -6,7 +6,7 @@ package hub
 // (agent#<agent>/card, see keys.go):
 //
 //   - the owner's part: the agent's name and its directory opt-in
-//     (agentRecord.DirectoryListed), changed only by the admin plane;
+//     (table.Agent.DirectoryListed), changed only by the admin plane;
 //   - the agent's part: role, description, skills and contact notes,
 //     changed only by directory_update_self under CAS on the card revision.
 //
@@ -106,17 +106,17 @@ type cardListing struct {
 
 // visible reports whether an agent's card may be shown to the other agents
 // of its box: the owner listed it and the agent is active.
-func visible(a *agentRecord) bool { return a.DirectoryListed && a.Status == statusActive }
+func visible(a *table.Agent) bool { return a.DirectoryListed && a.Status == statusActive }
 
 // cardItems builds the card item and its listing item at version, taking
 // the owner's part from a. Every writer of a card goes through it and puts
 // both, so the index membership always follows the agent record the write
 // was conditioned on.
-func cardItems(a *agentRecord, card *cardRecord, version uint64) (full, listing *store.Item) {
+func cardItems(a *table.Agent, card *cardRecord, version uint64) (full, listing *store.Item) {
 	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
 	k, lk := table.CardKey(a.ID), table.CardListingKey(a.ID)
-	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(card)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(card.cardListing)}
+	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(card)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: table.Encode(card.cardListing)}
 	if card.Listed {
 		listing.GSI2PK, listing.GSI2SK = table.DirectoryIndex(a.BoxID), table.OrderKey(a.Name, a.ID)
 	}
@@ -136,12 +136,12 @@ type DirectoryCard struct {
 	UpdatedAt     string   `json:"updated_at,omitempty" desc:"When the agent last updated its card."`
 }
 
-func cardDTO(a *agentRecord, it *store.Item) (DirectoryCard, error) {
+func cardDTO(a *table.Agent, it *store.Item) (DirectoryCard, error) {
 	dto := DirectoryCard{AgentID: a.ID, Name: a.Name}
 	if it == nil {
 		return dto, nil
 	}
-	card, err := decode[cardRecord](it)
+	card, err := table.Decode[cardRecord](it)
 	if err != nil {
 		return DirectoryCard{}, apperr.Normalize(err)
 	}
@@ -269,7 +269,7 @@ scan:
 			scanned++
 			bytes += store.ItemSize(it)
 			last = it.GSI2SK
-			l, err := decode[cardListing](it)
+			l, err := table.Decode[cardListing](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
@@ -308,7 +308,7 @@ scan:
 			if it == nil {
 				continue
 			}
-			card, err := decode[cardRecord](it)
+			card, err := table.Decode[cardRecord](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
@@ -349,7 +349,7 @@ func (h *Hub) DirectoryGet(ctx context.Context, cr Credentials, in DirectoryGetI
 		if c.item(agent) == nil {
 			return nil, apperr.Forbidden()
 		}
-		a, err := decode[agentRecord](c.item(agent))
+		a, err := table.Decode[table.Agent](c.item(agent))
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -470,14 +470,14 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		if agentIt == nil {
 			return nil, nil, authFailed()
 		}
-		a, err := decode[agentRecord](agentIt)
+		a, err := table.Decode[table.Agent](agentIt)
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}
 		card := &cardRecord{}
 		current := version(cardIt)
 		if cardIt != nil {
-			if card, err = decode[cardRecord](cardIt); err != nil {
+			if card, err = table.Decode[cardRecord](cardIt); err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
 		}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/google/uuid"
@@ -22,7 +23,7 @@ func (a *Admin) SeedListedAgents(ctx context.Context, box string, cards []SeedCa
 	ops := make([]store.Op, 0, store.MaxWriteItems)
 	now := a.h.clock()
 	for _, c := range cards {
-		rec := &agentRecord{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
+		rec := &table.Agent{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
 			DirectoryListed: true, CreatedAt: now}
 		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: c.Role},
 			DescriptionMD: c.DescriptionMD, ContactNotes: c.ContactNotes}, 0)

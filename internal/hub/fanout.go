@@ -40,14 +40,14 @@ const fanoutPartTTL = 7 * 24 * time.Hour
 // fanoutParts splits to into one part per step, named by the set's hash,
 // each expiring fanoutPartTTL after at.
 func fanoutParts(to []recipient, at time.Time) (set string, parts []*store.Item) {
-	sum := sha256.Sum256(encode(to))
+	sum := sha256.Sum256(table.Encode(to))
 	set = hex.EncodeToString(sum[:16])
 	exp := at.Add(fanoutPartTTL).Unix()
 	for n := uint64(0); int(n)*fanoutChunk < len(to); n++ {
 		lo := int(n) * fanoutChunk
 		k := table.FanoutPartKey(set, n)
 		parts = append(parts, &store.Item{PK: k.PK, SK: k.SK, Version: 1, ExpiresAt: exp,
-			Data: encode(to[lo:min(lo+fanoutChunk, len(to))])})
+			Data: table.Encode(to[lo:min(lo+fanoutChunk, len(to))])})
 	}
 	return set, parts
 }

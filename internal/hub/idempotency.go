@@ -37,7 +37,6 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -45,17 +44,6 @@ import (
 
 // maxReceiptBytes bounds a stored receipt.
 const maxReceiptBytes = 1024
-
-// idemRecord remembers one mutation ID: the tool, the hash of the
-// canonical request, the compact receipt it produced and, for a call whose
-// work continues after its first write, the intent finishing it.
-type idemRecord struct {
-	Tool        string          `json:"tool"`
-	RequestHash string          `json:"request_hash"`
-	Response    json.RawMessage `json:"response"`
-	Intent      string          `json:"intent,omitempty"`
-	At          time.Time       `json:"at"`
-}
 
 // replayable is implemented by every mutation output, so a replay can be
 // marked.
@@ -86,7 +74,7 @@ func newMutation(tool, key string, request any) mutation {
 	if key == "" {
 		return mutation{tool: tool}
 	}
-	sum := sha256.Sum256(canonicalJSON(encode(request)))
+	sum := sha256.Sum256(canonicalJSON(table.Encode(request)))
 	return mutation{tool: tool, key: key, hash: hex.EncodeToString(sum[:])}
 }
 
@@ -100,7 +88,7 @@ func canonicalJSON(b []byte) []byte {
 		// b is encode's output, valid JSON by construction.
 		panic("hub: canonicalizing a request: " + err.Error())
 	}
-	return encode(v)
+	return table.Encode(v)
 }
 
 func (m mutation) recordKey(agentID string) store.Key { return table.IdemKey(agentID, m.key) }
@@ -119,7 +107,7 @@ func replay[Out any, P interface {
 	if it == nil {
 		return nil, false, nil
 	}
-	rec, err := decode[idemRecord](it)
+	rec, err := table.Decode[table.Idem](it)
 	if err != nil {
 		return nil, true, apperr.Normalize(err)
 	}

@@ -259,7 +259,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 	// Collect up to limit rows of the filter, scanning at most
 	// inboxScanBudget rows; last is where the listing has got to (the
 	// last row returned or passed over).
-	var rows []*attentionRecord
+	var rows []*table.Attention
 	var sizes []int
 	last, scanned := pos.After, 0
 	for len(rows) < limit && scanned < inboxScanBudget && last < pos.Upper {
@@ -279,7 +279,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 				break
 			}
 			consumed++
-			a, err := decode[attentionRecord](it)
+			a, err := table.Decode[table.Attention](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
@@ -313,7 +313,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		if m := msgs[i]; m != nil {
 			d := m.dto()
 			row.Message = &d
-			sz += len(encode(&d))
+			sz += len(table.Encode(&d))
 		} else {
 			row.Redacted, row.MessageID, row.At = true, r.MessageID, timestamp(r.At)
 		}
@@ -344,7 +344,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 
 // rowMessages reads the messages of rows, nil where the caller can no
 // longer see them, in one batched read of messages and memberships.
-func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord) ([]*messageRecord, error) {
+func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention) ([]*messageRecord, error) {
 	out := make([]*messageRecord, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -383,7 +383,7 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*attentionRecord)
 				continue
 			}
 		}
-		m, err := decode[messageRecord](items[msgAt[i]])
+		m, err := table.Decode[messageRecord](items[msgAt[i]])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -430,16 +430,9 @@ type ackReceipt struct {
 // the receipt, the others from the rows' first provenance. Only a replay
 // pays this extra read.
 func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, m mutation, agent string, seqs []uint64) error {
-	it, err := h.st.Get(ctx, m.recordKey(agent))
+	rec, _, err := get[table.Idem](ctx, h.st, m.recordKey(agent), apperr.Unavailable(errors.New("ACK receipt vanished after its replay")))
 	if err != nil {
-		return storageErr(err)
-	}
-	if it == nil {
-		return apperr.Unavailable(errors.New("ACK receipt vanished after its replay"))
-	}
-	rec, err := decode[idemRecord](it)
-	if err != nil {
-		return apperr.Normalize(err)
+		return err
 	}
 	var stored struct {
 		R *ackReceipt `json:"r"`
@@ -470,7 +463,7 @@ func (h *Hub) expandAck(ctx context.Context, out *InboxAckOutput, m mutation, ag
 	for i, s := range seqs {
 		res := AckResult{InboxSeq: Revision(s), Status: "acked", AckedAt: timestamp(r.At), AckedBySession: r.Session}
 		if !fresh(s) && items[i] != nil {
-			row, err := decode[attentionRecord](items[i])
+			row, err := table.Decode[table.Attention](items[i])
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -567,7 +560,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			if !rcpts[i] {
 				return nil, nil, apperr.Invalid("inbox_seqs", "every row must have been returned to this session first (inbox_list, message_get or conversation_read)")
 			}
-			row, err := decode[attentionRecord](it)
+			row, err := table.Decode[table.Attention](it)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
@@ -613,7 +606,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				next, cond = *cur, store.AtVersion(cur.Version)
 			}
 			next.Version++
-			next.Data = encode(o)
+			next.Data = table.Encode(o)
 			p.put(&next, cond, contended)
 		}
 		acked = len(fresh)
@@ -645,11 +638,11 @@ type ackOpen struct {
 }
 
 // ackOp marks row (read as it) acknowledged by session at now, once.
-func ackOp(agent string, it *store.Item, row *attentionRecord, session string, now time.Time) guardedOp {
+func ackOp(agent string, it *store.Item, row *table.Attention, session string, now time.Time) guardedOp {
 	next := *it
 	r := *row
 	r.AckedBy, r.AckedAt = session, now
-	next.Data = encode(&r)
+	next.Data = table.Encode(&r)
 	next.Version = it.Version + 1
 	// Another session acknowledged it meanwhile: run again, and it is
 	// already_acked.
@@ -687,7 +680,7 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 			}
 			next := *seqr
 			next.Version++
-			next.Data = encode(o)
+			next.Data = table.Encode(o)
 			ops = append(ops, guardedOp{op: store.Put(&next, store.AtVersion(seqr.Version)), onFail: contended})
 		}
 	}
@@ -707,7 +700,7 @@ func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guard
 		if it == nil {
 			continue
 		}
-		row, err := decode[attentionRecord](it)
+		row, err := table.Decode[table.Attention](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}

@@ -72,14 +72,14 @@ var intentKinds = map[string]intentStep{
 }
 
 func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *intentRecord {
-	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: encode(payload), Created: now, Box: box}
+	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: table.Encode(payload), Created: now, Box: box}
 }
 
 func (r *intentRecord) item() *store.Item {
 	k := table.IntentKey(r.ID)
 	return &store.Item{PK: k.PK, SK: k.SK,
 		GSI1PK: table.IntentShard(r.Box), GSI1SK: table.IntentSortKey(r.Created, r.ID),
-		Data: encode(r)}
+		Data: table.Encode(r)}
 }
 
 // finishAttempts bounds how often finish computes one step again after
@@ -106,7 +106,7 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			}
 			it = got
 		}
-		rec, err := decode[intentRecord](it)
+		rec, err := table.Decode[intentRecord](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -201,7 +201,7 @@ func (h *Hub) SweepReport(ctx context.Context, grace time.Duration, limit int) (
 	rows = rows[:min(len(rows), limit)]
 	r := metrics.Sweep{Due: len(rows)}
 	for _, it := range rows {
-		rec, err := decode[intentRecord](it)
+		rec, err := table.Decode[intentRecord](it)
 		if err != nil {
 			h.log.ErrorContext(ctx, "undecodable intent", "key", it.PK)
 			r.Stuck++

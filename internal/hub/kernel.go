@@ -35,6 +35,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/metrics"
@@ -330,7 +331,7 @@ func commit[Out any, P interface {
 		if receipt == nil {
 			receipt = out
 		}
-		rec := idemRecord{Tool: m.tool, RequestHash: m.hash, Response: encode(receipt), At: c.Now}
+		rec := table.Idem{Tool: m.tool, RequestHash: m.hash, Response: table.Encode(receipt), At: c.Now}
 		if p.intent != nil {
 			rec.Intent = p.intent.ID
 		}
@@ -345,7 +346,7 @@ func commit[Out any, P interface {
 		all = append(all, guardedOp{op: store.Put(&store.Item{
 			PK: rk.PK, SK: rk.SK, Version: 1,
 			ExpiresAt: c.Now.Add(h.idemTT).Unix(),
-			Data:      encode(rec),
+			Data:      table.Encode(rec),
 		}, store.Absent)})
 	}
 	all = append(all, p.ops...)
@@ -456,4 +457,25 @@ func storageErr(err error) error {
 func isCode(err error, code apperr.Code) bool {
 	e, ok := apperr.As(err)
 	return ok && e.Code == code
+}
+
+// get reads the item at k and decodes it, so a call site says what it
+// reads and what its absence means, not the read's skeleton. A store fault
+// is storageErr's, a damaged record is table.Decode's storage failure, and
+// an absent item is absent (the domain error the tool owes, e.g.
+// apperr.Forbidden()), or, when absent is nil, a nil record and no error.
+// The item comes back too, for its Version.
+func get[T any](ctx context.Context, st store.Store, k store.Key, absent error) (*T, *store.Item, error) {
+	it, err := st.Get(ctx, k)
+	if err != nil {
+		return nil, nil, storageErr(err)
+	}
+	if it == nil {
+		return nil, nil, absent
+	}
+	v, err := table.Decode[T](it)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, it, nil
 }

@@ -360,10 +360,6 @@ func PresentedKeyID(s string) string {
 
 // Session quota.
 
-type sessionIndex struct {
-	IDs []string `json:"ids"`
-}
-
 // sessionSlot adds the session index to a batch when sessions are capped.
 func (l *limiter) sessionSlot(agent string, b *batch) slot {
 	if l.sessionsPerAgt <= 0 {
@@ -379,10 +375,10 @@ func (l *limiter) registerSession(agent, id string, idx *store.Item) ([]store.Op
 	if l.sessionsPerAgt <= 0 {
 		return nil, nil
 	}
-	var ix sessionIndex
+	var ix table.SessionList
 	cond, version := store.Absent, uint64(1)
 	if idx != nil {
-		rec, err := decode[sessionIndex](idx)
+		rec, err := table.Decode[table.SessionList](idx)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -401,7 +397,7 @@ func (l *limiter) registerSession(agent, id string, idx *store.Item) ([]store.Op
 		ix.IDs = ix.IDs[over:]
 	}
 	k := table.SessionListKey(agent)
-	return append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(ix)}, cond)), nil
+	return append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(ix)}, cond)), nil
 }
 
 // Spaces quota.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -43,31 +42,16 @@ const (
 	MaxMemoryContentBytes = 16 << 10
 )
 
-// memoryCounterRecord is the note counter's data; its item's Count is the
-// number of notes.
-type memoryCounterRecord struct {
-	// VersionFloor is the highest version of any deleted note.
-	VersionFloor uint64 `json:"version_floor,omitempty"`
-}
-
 // memoryFloor returns the counter's version floor (0 without a counter).
 func memoryFloor(counter *store.Item) (uint64, error) {
 	if counter == nil || len(counter.Data) == 0 {
 		return 0, nil
 	}
-	rec, err := decode[memoryCounterRecord](counter)
+	rec, err := table.Decode[table.MemoryCounter](counter)
 	if err != nil {
 		return 0, apperr.Normalize(err)
 	}
 	return rec.VersionFloor, nil
-}
-
-// memoryRecord is a stored note.
-type memoryRecord struct {
-	Name      string    `json:"name"`
-	Content   string    `json:"content"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // NoteRef is a note's name: the REST path parameter and MCP's id.
@@ -92,7 +76,7 @@ type MemorySummary struct {
 	UpdatedAt    string `json:"updated_at"`
 }
 
-func memoryDTO(r *memoryRecord, version uint64) *MemoryNoteDTO {
+func memoryDTO(r *table.Memory, version uint64) *MemoryNoteDTO {
 	return &MemoryNoteDTO{Name: r.Name, Version: version, Content: r.Content,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
 }
@@ -153,10 +137,10 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 	}, func(c *call) (*MemoryMutationOutput, *plan, error) {
 		note, counter := c.item(noteSlot), c.item(counterSlot)
 		current := uint64(0)
-		rec := &memoryRecord{Name: in.ID, Content: d.Content, CreatedAt: c.Now, UpdatedAt: c.Now}
+		rec := &table.Memory{Name: in.ID, Content: d.Content, CreatedAt: c.Now, UpdatedAt: c.Now}
 		if note != nil {
 			current = note.Version
-			old, err := decode[memoryRecord](note)
+			old, err := table.Decode[table.Memory](note)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
@@ -179,7 +163,7 @@ func (h *Hub) SaveMemory(ctx context.Context, cr Credentials, in SaveMemoryInput
 		// the same name has won, the note's condition is the first to fail
 		// and the answer is REVISION_CONFLICT, not a retry.
 		p := &plan{}
-		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: next, Data: encode(rec)}, cond, h.conflictAt(k))
+		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: next, Data: table.Encode(rec)}, cond, h.conflictAt(k))
 		if current == 0 {
 			n := count(counter)
 			if n >= MaxMemoryNotes {
@@ -204,7 +188,7 @@ func counterOp(agent string, counter *store.Item, n int64, floor uint64) guarded
 	}
 	return guardedOp{
 		op: store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: rev, Count: max(n, 0),
-			Data: encode(memoryCounterRecord{VersionFloor: floor})}, cond),
+			Data: table.Encode(table.MemoryCounter{VersionFloor: floor})}, cond),
 		onFail: contended,
 	}
 }
@@ -233,7 +217,7 @@ func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) 
 		if it == nil {
 			return nil, apperr.Forbidden()
 		}
-		rec, err := decode[memoryRecord](it)
+		rec, err := table.Decode[table.Memory](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -305,7 +289,7 @@ func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, 
 		out.NextCursor = cursor.Encode(scope, memoryPos{N: strings.TrimPrefix(rows[limit-1].SK, prefix)})
 	}
 	for _, it := range rows {
-		rec, err := decode[memoryRecord](it)
+		rec, err := table.Decode[table.Memory](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}

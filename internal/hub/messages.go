@@ -155,26 +155,11 @@ type messageRecord struct {
 	SentAt     time.Time       `json:"sent_at"`
 }
 
-// pointerRecord is a message's address, so that an id finds its stream.
-type pointerRecord struct {
-	Stream     string `json:"stream"`
-	Seq        uint64 `json:"seq"`
-	AuthorID   string `json:"author_id"`
-	ReplyTo    string `json:"reply_to,omitempty"`
-	ThreadRoot string `json:"thread_root"`
-	// Requests are the agents the message requests something of. A
-	// pointer with requests is on its box's requests index (GSI1
-	// box#B#requests / <sent ns>#<message>), which the operator view's
-	// board pages: one small entry per request message, none per
-	// recipient, and no item of its own.
-	Requests []string `json:"requests,omitempty"`
-}
-
 // pointerItem is a message's pointer item, on the box's requests index
 // when the message carries requests.
 func pointerItem(box string, msg *messageRecord) *store.Item {
 	pk := table.MessagePointerKey(msg.ID)
-	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: encode(pointerRecord{Stream: msg.Stream, Seq: msg.Seq,
+	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: table.Encode(table.Pointer{Stream: msg.Stream, Seq: msg.Seq,
 		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests})}
 	if len(msg.Requests) > 0 {
 		it.GSI1PK, it.GSI1SK = table.BoxRequestsIndex(box), requestsIndexKey(msg)
@@ -186,27 +171,6 @@ func pointerItem(box string, msg *messageRecord) *store.Item {
 // by send time, then id.
 func requestsIndexKey(msg *messageRecord) string {
 	return table.RequestsSortKey(msg.SentAt.UnixNano(), msg.ID)
-}
-
-// threadRecord is one row of a thread index.
-type threadRecord struct {
-	ID      string `json:"id"`
-	Stream  string `json:"stream"`
-	Seq     uint64 `json:"seq"`
-	ReplyTo string `json:"reply_to,omitempty"`
-}
-
-// attentionRecord is one inbox row: a message that needs the agent's
-// attention, with why.
-type attentionRecord struct {
-	Seq       uint64    `json:"seq"`
-	MessageID string    `json:"message_id"`
-	Stream    string    `json:"stream"`
-	StreamSeq uint64    `json:"stream_seq"`
-	Reasons   int       `json:"reasons"`
-	At        time.Time `json:"at"`
-	AckedBy   string    `json:"acked_by,omitempty"`
-	AckedAt   time.Time `json:"acked_at,omitzero"`
 }
 
 // Destination is where a message goes, or which conversation to read:
@@ -489,8 +453,8 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	p := &plan{}
 
 	// Where the message goes, and who may be targeted.
-	var members map[string]*memberRecord // room: current members by agent
-	var startSeq uint64                  // room: the sender's epoch start
+	var members map[string]*table.RoomMember // room: current members by agent
+	var startSeq uint64                      // room: the sender's epoch start
 	if s.st.kind == KindRoom {
 		room, mem, err := roomSlots{room: s.room, member: s.member}.writable(c)
 		if err != nil {
@@ -541,10 +505,10 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 
 	msg.Seq = p.next(c, s.head)
 	mk := s.st.msgKey(msg.Seq)
-	p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: encode(&msg)}, store.Absent, contended)
+	p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: table.Encode(&msg)}, store.Absent, contended)
 	p.put(pointerItem(c.BoxID, &msg), store.Absent, nil)
 	tk := table.ThreadKey(msg.ThreadRoot, msg.Seq)
-	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: encode(threadRecord{ID: msg.ID, Stream: msg.Stream,
+	p.put(&store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: table.Encode(table.ThreadRow{ID: msg.ID, Stream: msg.Stream,
 		Seq: msg.Seq, ReplyTo: msg.ReplyTo})}, store.Absent, contended)
 	// One open request per requested recipient (requests.go), two items
 	// each, counted in the budget below.
@@ -577,15 +541,15 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 
 // roster reads a room's current active members: a deactivated agent's
 // membership is neither a target nor a recipient of attention.
-func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord, error) {
+func (h *Hub) roster(ctx context.Context, room string) (map[string]*table.RoomMember, error) {
 	pk, prefix := table.RosterPrefix(room)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	members := make(map[string]*memberRecord, len(rows))
+	members := make(map[string]*table.RoomMember, len(rows))
 	for _, it := range rows {
-		m, err := decode[memberRecord](it)
+		m, err := table.Decode[table.RoomMember](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -599,7 +563,7 @@ func (h *Hub) roster(ctx context.Context, room string) (map[string]*memberRecord
 
 // checkSendTargets applies seed 000's target rules. members is nil for a
 // DM.
-func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string]*memberRecord) error {
+func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string]*table.RoomMember) error {
 	for _, f := range []struct {
 		name string
 		ids  []string
@@ -631,11 +595,11 @@ func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string
 
 // visiblePointer decodes a message pointer the caller read and requires the
 // message to be in stream st at or after the caller's epoch start.
-func visiblePointer(it *store.Item, st stream, startSeq uint64) (*pointerRecord, error) {
+func visiblePointer(it *store.Item, st stream, startSeq uint64) (*table.Pointer, error) {
 	if it == nil {
 		return nil, apperr.Forbidden()
 	}
-	ptr, err := decode[pointerRecord](it)
+	ptr, err := table.Decode[table.Pointer](it)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
@@ -646,7 +610,7 @@ func visiblePointer(it *store.Item, st stream, startSeq uint64) (*pointerRecord,
 }
 
 // attention computes each recipient's reasons (seed 000's table).
-func attention(author string, in *MessageSendInput, members map[string]*memberRecord, parentAuthor string) []recipient {
+func attention(author string, in *MessageSendInput, members map[string]*table.RoomMember, parentAuthor string) []recipient {
 	reasons := func(agent, follow string, dm bool) int {
 		r := 0
 		if dm {
@@ -764,14 +728,14 @@ func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp
 			next, cond = *heads[i], store.AtVersion(heads[i].Version)
 		}
 		next.Version++
-		row := attentionRecord{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
+		row := table.Attention{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
 			Reasons: r.Reasons, At: f.At}
 		rk := table.InboxRowKey(r.Agent, next.Version)
 		ops = append(ops,
 			guardedOp{op: store.Put(&next, cond), onFail: contended},
 			guardedOp{op: store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1,
 				GSI1PK: table.AttentionIndex(r.Agent), GSI1SK: table.AttentionSortKey(f.Stream, f.Seq),
-				Data: encode(row)}, store.Absent), onFail: contended})
+				Data: table.Encode(row)}, store.Absent), onFail: contended})
 	}
 	return ops
 }
@@ -862,7 +826,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		if it == nil {
 			continue
 		}
-		p, err := decode[pointerRecord](it)
+		p, err := table.Decode[table.Pointer](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -899,7 +863,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		if items[w.msg] == nil {
 			continue
 		}
-		m, err := decode[messageRecord](items[w.msg])
+		m, err := table.Decode[messageRecord](items[w.msg])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -930,7 +894,7 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, stre
 	}
 	var seqs []uint64
 	for _, it := range rows {
-		a, err := decode[attentionRecord](it)
+		a, err := table.Decode[table.Attention](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1070,7 +1034,7 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 		if len(msgs) > 0 && used+len(it.Data) > budget {
 			break
 		}
-		m, err := decode[messageRecord](it)
+		m, err := table.Decode[messageRecord](it)
 		if err != nil {
 			return nil, 0, false, apperr.Normalize(err)
 		}
@@ -1160,16 +1124,9 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*
 	if st.kind == KindRoom {
 		// The anchor was visible: the caller is a current member; its
 		// epoch start decides the rest.
-		it, err := h.st.Get(ctx, table.RoomMemberKey(st.room, c.AgentID))
+		mem, _, err := get[table.RoomMember](ctx, h.st, table.RoomMemberKey(st.room, c.AgentID), apperr.Forbidden())
 		if err != nil {
-			return nil, storageErr(err)
-		}
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		mem, err := decode[memberRecord](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, err
 		}
 		v.start = max(mem.StartSeq, 1)
 	}
@@ -1185,7 +1142,7 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*
 	}
 	parent := map[string]string{}
 	for _, it := range rows {
-		r, err := decode[threadRecord](it)
+		r, err := table.Decode[table.ThreadRow](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1221,10 +1178,10 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	if more {
 		rows = rows[:limit]
 	}
-	recs := make([]*threadRecord, len(rows))
+	recs := make([]*table.ThreadRow, len(rows))
 	var visible []store.Key
 	for i, it := range rows {
-		r, err := decode[threadRecord](it)
+		r, err := table.Decode[table.ThreadRow](it)
 		if err != nil {
 			return nil, false, apperr.Normalize(err)
 		}
@@ -1242,7 +1199,7 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 		if it == nil {
 			continue
 		}
-		m, err := decode[messageRecord](it)
+		m, err := table.Decode[messageRecord](it)
 		if err != nil {
 			return nil, false, apperr.Normalize(err)
 		}

@@ -200,16 +200,9 @@ type BoxCursors struct{ Agents, Rooms, Spaces string }
 
 // Box reads the box page at the lists' positions at.
 func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
-	bi, err := v.h.st.Get(ctx, table.BoxKey(v.box))
+	b, _, err := get[table.Box](ctx, v.h.st, table.BoxKey(v.box), apperr.Forbidden())
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	if bi == nil {
-		return nil, apperr.Forbidden()
-	}
-	b, err := decode[boxRecord](bi)
-	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	out := &ViewBox{BoxID: v.box, Name: b.Name, Paged: at != BoxCursors{}}
 	rooms, err := v.rooms(ctx, out, at.Rooms)
@@ -247,7 +240,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 	var ids []string
 	var keys []store.Key
 	for _, it := range items {
-		r, err := decode[roomRecord](it)
+		r, err := table.Decode[roomRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -284,7 +277,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 			return storageErr(err)
 		}
 		for _, it := range items {
-			m, err := decode[messageRecord](it)
+			m, err := table.Decode[messageRecord](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -306,7 +299,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 	out.NextAgents = next
 	var keys []store.Key
 	for _, it := range items {
-		a, err := decode[agentRecord](it)
+		a, err := table.Decode[table.Agent](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -327,13 +320,13 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 		a := &out.Agents[i]
 		row := got[5*i : 5*i+5]
 		if row[0] != nil {
-			if p, err := decode[profileRecord](row[0]); err == nil {
+			if p, err := table.Decode[table.Profile](row[0]); err == nil {
 				a.Role = p.Role
 			}
 		}
 		a.Unread = unread(row[1], row[2])
 		if row[3] != nil {
-			if c, err := decode[checkpointRecord](row[3]); err == nil {
+			if c, err := table.Decode[table.Checkpoint](row[3]); err == nil {
 				a.LastSeen = c.SavedAt
 			}
 		}
@@ -393,7 +386,7 @@ func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error 
 	}
 	out.NextSpaces = next
 	for _, it := range items {
-		s, err := decode[spaceListing](it)
+		s, err := table.Decode[spaceListing](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -482,7 +475,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 		if it == nil {
 			continue
 		}
-		r, err := decode[requestRecord](it)
+		r, err := table.Decode[requestRecord](it)
 		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
 			continue
 		}
@@ -561,7 +554,7 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 			}
 			scanned++
 			last = it.SK
-			r, err := decode[attentionRecord](it)
+			r, err := table.Decode[table.Attention](it)
 			if err != nil {
 				return nil, "", apperr.Normalize(err)
 			}
@@ -577,7 +570,7 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 	return out, cursor.Encode(scope, viewPos{After: last}), nil
 }
 
-func inboxRow(agent string, r *attentionRecord) ViewInboxRow {
+func inboxRow(agent string, r *table.Attention) ViewInboxRow {
 	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
 		Acked: r.AckedBy != "", AckedAt: r.AckedAt}
 	if s, ok := parseStream(r.Stream); ok {
@@ -645,7 +638,7 @@ func (v *OwnerView) oldestUnread(ctx context.Context, agent string, acked uint64
 	}
 	var at time.Time
 	for _, it := range items {
-		r, err := decode[attentionRecord](it)
+		r, err := table.Decode[table.Attention](it)
 		if err != nil {
 			return time.Time{}, apperr.Normalize(err)
 		}
@@ -704,20 +697,20 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
 	}
-	a, err := decode[agentRecord](got[0])
+	a, err := table.Decode[table.Agent](got[0])
 	if err != nil || a.BoxID != v.box {
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
 		Unread: unread(got[2], got[3])}}
 	if got[1] != nil {
-		if p, err := decode[profileRecord](got[1]); err == nil {
+		if p, err := table.Decode[table.Profile](got[1]); err == nil {
 			out.Role = p.Role
 		}
 	}
 	if got[4] != nil {
 		out.CheckpointRevision = got[4].Version
-		if c, err := decode[checkpointRecord](got[4]); err == nil {
+		if c, err := table.Decode[table.Checkpoint](got[4]); err == nil {
 			out.CheckpointAt, out.LastSeen = c.SavedAt, c.SavedAt
 		}
 	}
@@ -761,7 +754,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 	ids := make([]string, len(items))
 	members := make([]store.Key, len(items))
 	for i, it := range items {
-		m, err := decode[spaceMemberRecord](it)
+		m, err := table.Decode[table.SpaceMember](it)
 		if err != nil {
 			return nil, "", apperr.Normalize(err)
 		}
@@ -781,7 +774,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 		if it == nil {
 			continue
 		}
-		sp, err := decode[spaceListing](it)
+		sp, err := table.Decode[spaceListing](it)
 		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
 			continue
 		}
@@ -803,7 +796,7 @@ func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, strin
 	var peers []ViewDM
 	var heads []store.Key
 	for _, it := range items {
-		a, err := decode[agentRecord](it)
+		a, err := table.Decode[table.Agent](it)
 		if err != nil {
 			return nil, "", apperr.Normalize(err)
 		}
@@ -839,7 +832,7 @@ func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, strin
 		if it == nil {
 			continue
 		}
-		if m, err := decode[messageRecord](it); err == nil {
+		if m, err := table.Decode[messageRecord](it); err == nil {
 			out[i].LastAt, out[i].LastAuthor = m.SentAt, m.AuthorName
 		}
 	}
@@ -868,7 +861,7 @@ func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, er
 		if it == nil {
 			return nil, apperr.Forbidden()
 		}
-		r, err := decode[agentRecord](it)
+		r, err := table.Decode[table.Agent](it)
 		if err != nil || r.BoxID != v.box {
 			return nil, apperr.Forbidden()
 		}
@@ -961,13 +954,13 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
 	}
-	r, err := decode[roomRecord](got[0])
+	r, err := table.Decode[roomRecord](got[0])
 	if err != nil || r.BoxID != v.box {
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
 	if got[1] != nil {
-		if b, err := decode[briefRecord](got[1]); err == nil {
+		if b, err := table.Decode[briefRecord](got[1]); err == nil {
 			out.BriefMD = b.TextMD
 		}
 	}
@@ -978,7 +971,7 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	}
 	out.NextMembers = next
 	for _, it := range members {
-		m, err := decode[memberRecord](it)
+		m, err := table.Decode[table.RoomMember](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1017,7 +1010,7 @@ func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names ma
 	out.Older = older
 	var msgs []viewMessage
 	for _, it := range items {
-		m, err := decode[messageRecord](it)
+		m, err := table.Decode[messageRecord](it)
 		if err != nil {
 			return out, apperr.Normalize(err)
 		}
@@ -1057,7 +1050,7 @@ func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names 
 		for _, to := range m.rec.Requests {
 			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: StatusOpen}
 			if it := got[i]; it != nil {
-				if r, err := decode[requestRecord](it); err == nil {
+				if r, err := table.Decode[requestRecord](it); err == nil {
 					d.Status, d.Revision, d.DeclaredAt = r.Status, it.Version, r.DeclaredAt
 				}
 			}
@@ -1138,7 +1131,7 @@ func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error)
 	}
 	var keys []store.Key
 	for _, it := range items {
-		p, err := decode[pointerRecord](it)
+		p, err := table.Decode[table.Pointer](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1192,7 +1185,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 		if it == nil {
 			continue
 		}
-		r, err := decode[requestRecord](it)
+		r, err := table.Decode[requestRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1229,7 +1222,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 			if it == nil {
 				continue
 			}
-			if m, err := decode[messageRecord](it); err == nil {
+			if m, err := table.Decode[messageRecord](it); err == nil {
 				for _, j := range at[msgKeys[i]] {
 					out[j].Summary = summary(m.BodyMD)
 				}
@@ -1271,7 +1264,7 @@ func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, nam
 		if it == nil {
 			continue
 		}
-		if r, err := decode[struct {
+		if r, err := table.Decode[struct {
 			ID    string `json:"id"`
 			Name  string `json:"name"`
 			BoxID string `json:"box_id"`

@@ -5,7 +5,6 @@ import (
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"log/slog"
 
-	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -62,7 +61,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 	if err != nil {
 		return nil, err
 	}
-	var s sessionRecord
+	var s table.Session
 	var bind []store.Op // a signed id's first binding (adoptSessionID)
 	// Resumed only when this session was primed before: binding the
 	// session an MCP initialize issued is its first prime.
@@ -80,7 +79,7 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 				return nil, err
 			}
 		}
-		s = sessionRecord{ID: id, Transport: cr.Transport, CreatedAt: c.Now}
+		s = table.Session{ID: id, Transport: cr.Transport, CreatedAt: c.Now}
 		if s.Transport == "" {
 			s.Transport = "rest"
 		}
@@ -148,16 +147,12 @@ func (h *Hub) prime(ctx context.Context, cr Credentials, in PrimeInput) (*PrimeO
 // primedAs reports whether session id is live, primed, bound to agent and
 // records profile version pv.
 func (h *Hub) primedAs(ctx context.Context, id, agent string, pv uint64) (bool, error) {
-	it, err := h.st.Get(ctx, table.SessionKey(id))
+	cur, _, err := get[table.Session](ctx, h.st, table.SessionKey(id), nil)
 	if err != nil {
-		return false, storageErr(err)
+		return false, err
 	}
-	if it == nil {
+	if cur == nil {
 		return false, nil
-	}
-	cur, err := decode[sessionRecord](it)
-	if err != nil {
-		return false, apperr.Normalize(err)
 	}
 	return cur.Primed && cur.AgentID == agent && cur.ProfileVersion == pv, nil
 }

@@ -29,7 +29,7 @@ type ProfileOutput struct {
 	Profile ProfileDTO `json:"profile"`
 }
 
-func profileDTO(a *agentRecord, p *profileRecord, version uint64) ProfileDTO {
+func profileDTO(a *table.Agent, p *table.Profile, version uint64) ProfileDTO {
 	return ProfileDTO{Version: Revision(version), Name: a.Name, Role: p.Role,
 		InstructionsMD: p.InstructionsMD, Payload: Object(p.Payload), UpdatedAt: timestamp(p.UpdatedAt)}
 }
@@ -82,7 +82,7 @@ func (h *Hub) observeProfile(ctx context.Context, c *Caller) error {
 		if it == nil {
 			return notPrimed() // ended or expired meanwhile
 		}
-		if s, err = decode[sessionRecord](it); err != nil {
+		if s, err = table.Decode[table.Session](it); err != nil {
 			return apperr.Normalize(err)
 		}
 		if s.AgentID != c.AgentID {

@@ -225,7 +225,7 @@ func (h *Hub) recordShown(ctx context.Context, c *call, rc receiptsRead, add []s
 		if it != nil {
 			next.Version, cond = it.Version+1, store.AtVersion(it.Version)
 		}
-		next.ExpiresAt, next.Data = c.Now.Add(receiptTTL).Unix(), encode(set)
+		next.ExpiresAt, next.Data = c.Now.Add(receiptTTL).Unix(), table.Encode(set)
 		err = h.st.Write(ctx, []store.Op{store.Put(next, cond)})
 		if err == nil {
 			return nil

@@ -155,7 +155,7 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 		rec := &fileReportRecord{MessageID: msg.ID, FileID: in.FileID, AgentID: c.AgentID, State: in.State, Note: in.Note, At: c.Now}
 		k := table.FileReportKey(msg.ID, in.FileID, c.AgentID)
 		p := &plan{}
-		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: encode(rec)}, casCond(c.item(cur)), h.conflictAt(k))
+		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: table.Encode(rec)}, casCond(c.item(cur)), h.conflictAt(k))
 		// The receipt leaves out the note (up to 2000 bytes): a replay
 		// answers ids, state, revision and time.
 		receipt := rec.dto(current + 1)
@@ -252,7 +252,7 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			out.NextCursor = cursor.Encode(scope, reportsPos{After: rows[limit-1].SK})
 		}
 		for _, it := range rows {
-			r, err := decode[fileReportRecord](it)
+			r, err := table.Decode[fileReportRecord](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
@@ -278,7 +278,7 @@ func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []s
 		if it == nil {
 			continue
 		}
-		r, err := decode[fileReportRecord](it)
+		r, err := table.Decode[fileReportRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}

@@ -100,7 +100,7 @@ func (r *requestRecord) item(version uint64) *store.Item {
 	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
 		GSI1PK: table.IncomingIndex(r.RecipientID), GSI1SK: sk,
 		GSI2PK: table.OutgoingIndex(r.AuthorID), GSI2SK: sk,
-		Data: encode(r)}
+		Data: table.Encode(r)}
 }
 
 // requestOps creates msg's requests, open, and counts each in its
@@ -245,7 +245,7 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 				if it == nil {
 					continue
 				}
-				r, err := decode[requestRecord](it)
+				r, err := table.Decode[requestRecord](it)
 				if err != nil {
 					return nil, apperr.Normalize(err)
 				}
@@ -324,9 +324,9 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var ptr *pointerRecord
+	var ptr *table.Pointer
 	if ptrItem != nil {
-		if ptr, err = decode[pointerRecord](ptrItem); err != nil {
+		if ptr, err = table.Decode[table.Pointer](ptrItem); err != nil {
 			return nil, apperr.Normalize(err)
 		}
 	}
@@ -347,7 +347,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		if it == nil || send.Destination.Kind == "" {
 			return nil, nil, apperr.Forbidden()
 		}
-		req, err := decode[requestRecord](it)
+		req, err := table.Decode[requestRecord](it)
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}
@@ -387,7 +387,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 // replyDestination is where agent's reply to the message at ptr goes: the
 // message's room, or the other agent of its DM pair (ok false when agent
 // is not of that pair, or there is no message).
-func replyDestination(ptr *pointerRecord, agent string) (Destination, bool) {
+func replyDestination(ptr *table.Pointer, agent string) (Destination, bool) {
 	if ptr == nil {
 		return Destination{}, false
 	}

@@ -88,43 +88,6 @@ type briefRecord struct {
 	UpdatedBy string    `json:"updated_by,omitempty"`
 }
 
-// memberRecord is a current membership, room side; it is the authority for
-// membership and the follow preference.
-type memberRecord struct {
-	AgentID   string    `json:"agent_id"`
-	AgentName string    `json:"agent_name"`
-	Epoch     uint64    `json:"epoch"`
-	Follow    string    `json:"follow"`
-	JoinedAt  time.Time `json:"joined_at"`
-	// StartSeq is the first room stream sequence this epoch may read: the
-	// room's head when the member was added, plus one.
-	StartSeq uint64 `json:"start_seq,omitempty"`
-	// Inactive marks the membership of a deactivated agent
-	// (admin_status.go): kept, but absent from rosters and targets, and
-	// not counted in the room's member counter.
-	Inactive bool `json:"inactive,omitempty"`
-}
-
-// membershipRecord is the agent-side copy of a current membership: only
-// what is needed to find the room-side items.
-type membershipRecord struct {
-	RoomID   string    `json:"room_id"`
-	Epoch    uint64    `json:"epoch"`
-	JoinedAt time.Time `json:"joined_at"`
-}
-
-// epochRecord is the ledger of one (room, agent) pair. Its item's Version is
-// the number of epochs started; RevisionFloor is the highest membership
-// revision any ended epoch used.
-type epochRecord struct {
-	AgentID       string    `json:"agent_id"`
-	Epoch         uint64    `json:"epoch"`
-	Active        bool      `json:"active"`
-	RevisionFloor uint64    `json:"revision_floor"`
-	JoinedAt      time.Time `json:"joined_at"`
-	LeftAt        time.Time `json:"left_at,omitzero"`
-}
-
 func roomArchived() error {
 	return apperr.New(apperr.RoomArchived, "The room is archived; it can be read but not changed.")
 }
@@ -157,7 +120,7 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 	}
 	keys := make([]store.Key, 0, 3*len(rows))
 	for _, it := range rows {
-		m, err := decode[membershipRecord](it)
+		m, err := table.Decode[table.Membership](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -171,11 +134,11 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 		if items[i] == nil || items[i+2] == nil {
 			continue
 		}
-		room, err := decode[roomRecord](items[i])
+		room, err := table.Decode[roomRecord](items[i])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		mem, err := decode[memberRecord](items[i+2])
+		mem, err := table.Decode[table.RoomMember](items[i+2])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -280,15 +243,15 @@ func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, li
 
 // roomAccess decides whether the caller may see the room from the items
 // read in its batch: the room record and the caller's room-side membership.
-func roomAccess(c *Caller, roomIt, memberIt *store.Item) (*roomRecord, *memberRecord, error) {
+func roomAccess(c *Caller, roomIt, memberIt *store.Item) (*roomRecord, *table.RoomMember, error) {
 	if roomIt == nil || memberIt == nil {
 		return nil, nil, apperr.Forbidden()
 	}
-	room, err := decode[roomRecord](roomIt)
+	room, err := table.Decode[roomRecord](roomIt)
 	if err != nil {
 		return nil, nil, apperr.Normalize(err)
 	}
-	mem, err := decode[memberRecord](memberIt)
+	mem, err := table.Decode[table.RoomMember](memberIt)
 	if err != nil {
 		return nil, nil, apperr.Normalize(err)
 	}
@@ -326,7 +289,7 @@ type MembershipDTO struct {
 	JoinedAt       string   `json:"joined_at" desc:"When this epoch started."`
 }
 
-func membershipDTO(room string, m *memberRecord, revision uint64) MembershipDTO {
+func membershipDTO(room string, m *table.RoomMember, revision uint64) MembershipDTO {
 	return MembershipDTO{RoomID: room, Epoch: Revision(m.Epoch), Follow: m.Follow,
 		FollowRevision: Revision(revision), JoinedAt: timestamp(m.JoinedAt)}
 }
@@ -373,7 +336,7 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 }
 
 // roomGet completes room_get with the roster.
-func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *memberRecord, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
+func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *table.RoomMember, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
 	pk, prefix := table.RosterPrefix(room.ID)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
 	if err != nil {
@@ -384,7 +347,7 @@ func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *memberRecord, 
 		rows, roster.Truncated = rows[:MaxRosterMembers], true
 	}
 	for _, it := range rows {
-		m, err := decode[memberRecord](it)
+		m, err := table.Decode[table.RoomMember](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -467,7 +430,7 @@ func (h *Hub) RoomFollow(ctx context.Context, cr Credentials, in RoomFollowInput
 		// which no retry can get past, not a REVISION_CONFLICT inviting
 		// one.
 		p.add(h.roomUnchanged(room.ID, c.item(rs.room).Version))
-		p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: encode(mem)}, store.AtVersion(current),
+		p.put(&store.Item{PK: mk.PK, SK: mk.SK, Version: current + 1, Data: table.Encode(mem)}, store.AtVersion(current),
 			h.conflictOrGoneAt(mk))
 		return &RoomFollowOutput{Membership: membershipDTO(room.ID, mem, current+1)}, p, nil
 	})
@@ -482,12 +445,12 @@ func (roomSlots) declare(b *batch, room, agent string) roomSlots {
 }
 
 // access applies roomAccess to the slots.
-func (rs roomSlots) access(c *call) (*roomRecord, *memberRecord, error) {
+func (rs roomSlots) access(c *call) (*roomRecord, *table.RoomMember, error) {
 	return roomAccess(c.Caller, c.item(rs.room), c.item(rs.member))
 }
 
 // writable is access for a mutation: the room must not be archived.
-func (rs roomSlots) writable(c *call) (*roomRecord, *memberRecord, error) {
+func (rs roomSlots) writable(c *call) (*roomRecord, *table.RoomMember, error) {
 	room, mem, err := rs.access(c)
 	if err != nil {
 		return nil, nil, err
@@ -517,7 +480,7 @@ func (h *Hub) roomUnchanged(room string, v uint64) guardedOp {
 			if it == nil {
 				return apperr.Forbidden()
 			}
-			if r, err := decode[roomRecord](it); err == nil && r.Archived {
+			if r, err := table.Decode[roomRecord](it); err == nil && r.Archived {
 				return roomArchived()
 			}
 			return apperr.Unavailable(nil).WithNext("The room changed at the same moment; retry with the same idempotency_key.")
@@ -539,7 +502,7 @@ func briefDTO(room string, it *store.Item) (BriefDTO, error) {
 	if it == nil {
 		return d, nil
 	}
-	b, err := decode[briefRecord](it)
+	b, err := table.Decode[briefRecord](it)
 	if err != nil {
 		return BriefDTO{}, apperr.Normalize(err)
 	}
@@ -638,7 +601,7 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 			return nil, nil, apperr.Conflict(current)
 		}
 		if it := c.item(brief); it != nil {
-			b, err := decode[briefRecord](it)
+			b, err := table.Decode[briefRecord](it)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
@@ -650,7 +613,7 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 		}
 		bk := table.BriefKey(room.ID)
 		rec := briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
-		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1, Data: encode(rec)}
+		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1, Data: table.Encode(rec)}
 		d := rec.dto(room.ID, item.Version) // not decoded back from item: 64 KiB of JSON
 		// Checks in the order of the read path: membership, archive, then
 		// the CAS. When several fail, the first decides the answer, so a

@@ -141,7 +141,7 @@ func (m *signedMark) ended() bool { return m.Ended || m.AgentID == "" }
 // markItem is the state item of signed id at version, living until life.
 func markItem(id string, m signedMark, version uint64, life time.Time) *store.Item {
 	k := table.EndedSessionKey(id)
-	return &store.Item{PK: k.PK, SK: k.SK, Version: version, ExpiresAt: life.Unix(), Data: encode(&m)}
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version, ExpiresAt: life.Unix(), Data: table.Encode(&m)}
 }
 
 // signingKey derives the session-id key from the cursor secret, reading
@@ -178,7 +178,7 @@ func signedExpiry(key []byte, id string) (time.Time, bool) {
 	return time.Unix(int64(binary.BigEndian.Uint64(body[:8])), 0), true
 }
 
-func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
+func (h *Hub) sessionItem(s *table.Session, version uint64) *store.Item {
 	idle := h.idle
 	if s.AgentID == "" {
 		idle = unboundIdle
@@ -187,7 +187,7 @@ func (h *Hub) sessionItem(s *sessionRecord, version uint64) *store.Item {
 		PK: table.SessionKey(s.ID).PK, SK: table.SessionKey(s.ID).SK,
 		Version:   version,
 		ExpiresAt: s.LastSeenAt.Add(idle).Unix(),
-		Data:      encode(s),
+		Data:      table.Encode(s),
 	}
 	if s.AgentID != "" {
 		// The operator view's "last seen" reads the newest entry of this
@@ -242,7 +242,7 @@ const (
 type sessionState struct {
 	status  sessionStatus
 	record  *store.Item // the stored session, nil when none
-	session *sessionRecord
+	session *table.Session
 	mark    *store.Item // a signed id's state item, nil when none
 	boundTo string      // the agent the session or the mark names, "" when none
 	caller  string      // the authenticated agent; empty without a key
@@ -288,7 +288,7 @@ func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sess
 	}
 	st.mark = items[1]
 	if st.record = items[0]; st.record != nil {
-		if st.session, err = decode[sessionRecord](st.record); err != nil {
+		if st.session, err = table.Decode[table.Session](st.record); err != nil {
 			return nil, apperr.Normalize(err)
 		}
 		st.status, st.boundTo = sessionLive, st.session.AgentID
@@ -302,7 +302,7 @@ func (h *Hub) readSession(ctx context.Context, id string, cr Credentials) (*sess
 	}
 	now := h.clock()
 	if st.mark != nil {
-		m, err := decode[signedMark](st.mark)
+		m, err := table.Decode[signedMark](st.mark)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}

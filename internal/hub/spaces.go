@@ -87,14 +87,6 @@ type spaceRecord struct {
 	UpdatedBy string `json:"updated_by"`
 }
 
-// spaceMemberRecord is a private space's member, on both sides.
-type spaceMemberRecord struct {
-	SpaceID string    `json:"space_id"`
-	AgentID string    `json:"agent_id"`
-	AddedBy string    `json:"added_by"`
-	AddedAt time.Time `json:"added_at"`
-}
-
 func (r *spaceRecord) sortKey() string { return table.SpaceSortKey(r.CreatedAt, r.ID) }
 
 // spaceListing is a space's listing item: what list_spaces (and the
@@ -114,8 +106,8 @@ type spaceListing struct {
 // write of a space puts both.
 func (r *spaceRecord) items(version uint64) (space, listing *store.Item) {
 	k, lk := table.SpaceKey(r.ID), table.SpaceListingKey(r.ID)
-	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: encode(r)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: encode(r.spaceListing)}
+	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(r)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: table.Encode(r.spaceListing)}
 	if r.Visibility == visibilityPub {
 		listing.GSI1PK, listing.GSI1SK = table.BoxSpacesIndex(r.BoxID), r.sortKey()
 	}
@@ -207,7 +199,7 @@ func loadSpace(c *Caller, it, member *store.Item) (*spaceRecord, error) {
 	if it == nil {
 		return nil, apperr.Forbidden()
 	}
-	r, err := decode[spaceRecord](it)
+	r, err := table.Decode[spaceRecord](it)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
@@ -284,11 +276,11 @@ func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, 
 
 // memberOps writes both sides of a new membership.
 func memberOps(r *spaceRecord, agent, by string, now time.Time) []guardedOp {
-	m := spaceMemberRecord{SpaceID: r.ID, AgentID: agent, AddedBy: by, AddedAt: now}
+	m := table.SpaceMember{SpaceID: r.ID, AgentID: agent, AddedBy: by, AddedAt: now}
 	sk, ak := table.SpaceMemberKey(r.ID, agent), table.AgentSpaceKey(agent, r.sortKey())
 	return []guardedOp{
-		{op: store.Put(&store.Item{PK: sk.PK, SK: sk.SK, Version: 1, Data: encode(m)}, store.Absent)},
-		{op: store.Put(&store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: encode(m)}, store.Unconditional)},
+		{op: store.Put(&store.Item{PK: sk.PK, SK: sk.SK, Version: 1, Data: table.Encode(m)}, store.Absent)},
+		{op: store.Put(&store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: table.Encode(m)}, store.Unconditional)},
 	}
 }
 
@@ -557,7 +549,7 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 				continue // a membership whose space is gone: nothing to show
 			}
 		}
-		l, err := decode[spaceListing](it)
+		l, err := table.Decode[spaceListing](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -740,11 +732,11 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 
 // sameBoxAgent decodes an agent record read in a batch and requires it to be
 // of the caller's box; anything else is NOT_FOUND_OR_FORBIDDEN.
-func sameBoxAgent(c *Caller, it *store.Item) (*agentRecord, error) {
+func sameBoxAgent(c *Caller, it *store.Item) (*table.Agent, error) {
 	if it == nil {
 		return nil, apperr.Forbidden()
 	}
-	a, err := decode[agentRecord](it)
+	a, err := table.Decode[table.Agent](it)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}

@@ -140,7 +140,7 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
 		DeliveredSeq: version(head), CreatedAt: now}
 	k := table.WebhookKey(rec.ID)
-	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: encode(rec)}, store.Absent)}); err != nil {
+	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
 	info := rec.info()
@@ -264,7 +264,7 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 	}
 	out := make([]versionedWebhook, 0, len(items))
 	for _, it := range items {
-		r, err := decode[webhookRecord](it)
+		r, err := table.Decode[webhookRecord](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -274,23 +274,16 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 }
 
 func (h *Hub) loadWebhook(ctx context.Context, id string) (*webhookRecord, uint64, error) {
-	it, err := h.st.Get(ctx, table.WebhookKey(id))
+	r, it, err := get[webhookRecord](ctx, h.st, table.WebhookKey(id), apperr.Forbidden())
 	if err != nil {
-		return nil, 0, storageErr(err)
-	}
-	if it == nil {
-		return nil, 0, apperr.Forbidden()
-	}
-	r, err := decode[webhookRecord](it)
-	if err != nil {
-		return nil, 0, apperr.Normalize(err)
+		return nil, 0, err
 	}
 	return r, it.Version, nil
 }
 
 func (h *Hub) putWebhook(ctx context.Context, r *webhookRecord, ver uint64) error {
 	k := table.WebhookKey(r.ID)
-	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: encode(r)}, store.AtVersion(ver))})
+	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: table.Encode(r)}, store.AtVersion(ver))})
 }
 
 // WebhookTarget is an endpoint as the dispatcher needs it.
@@ -355,7 +348,7 @@ func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, err
 		return nil, storageErr(err)
 	}
 	if row != nil {
-		if r, err := decode[attentionRecord](row); err == nil {
+		if r, err := table.Decode[table.Attention](row); err == nil {
 			w.Reasons, w.MessageID = reasonNames(r.Reasons), r.MessageID
 		}
 	}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -97,4 +98,48 @@ func BoxOwnerKeysIndex(box string) string { return "box#" + box + "#ownerkeys" }
 // (RFC 3339, UTC), then key id.
 func OwnerKeySortKey(created time.Time, keyID string) string {
 	return created.UTC().Format(time.RFC3339Nano) + "#" + keyID
+}
+
+// Agent is an agent as its owner manages it: name, status, keys,
+// directory opt-in. The item's Version is an admin revision that serializes
+// the owner's changes.
+type Agent struct {
+	ID              string    `json:"id"`
+	BoxID           string    `json:"box_id"`
+	Name            string    `json:"name"`
+	DirectoryListed bool      `json:"directory_listed"`
+	Status          string    `json:"status"`
+	KeyIDs          []string  `json:"key_ids"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// Profile is the agent's owner-managed private profile. It is its own
+// item whose Version is the profile version, so PROFILE_OUTDATED fires for
+// a profile change and for nothing else.
+type Profile struct {
+	Role           string          `json:"role,omitempty"`
+	InstructionsMD string          `json:"instructions_md,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// KeyRecord binds a key id to its agent and the hash of its secret.
+type KeyRecord struct {
+	KeyID     string    `json:"key_id"`
+	AgentID   string    `json:"agent_id"`
+	BoxID     string    `json:"box_id"`
+	SecretSHA string    `json:"secret_sha256"`
+	CreatedAt time.Time `json:"created_at"`
+	// Scope is ScopeRead for a read-only key; empty (every key issued
+	// before scopes existed) is ScopeWrite.
+	Scope string `json:"scope,omitempty"`
+}
+
+// Checkpoint is the record stored at its key.
+type Checkpoint struct {
+	BodyMD         string          `json:"body_md"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	SessionID      string          `json:"session_id"`
+	ProfileVersion uint64          `json:"profile_version"`
+	SavedAt        time.Time       `json:"saved_at"`
 }

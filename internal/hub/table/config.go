@@ -1,7 +1,9 @@
 package table
 
 import (
+	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -19,4 +21,15 @@ func IdemKey(agent, key string) store.Key {
 // limit is split over shards so a busy one spreads its writes.
 func RateShardKey(kind, id string, shard int) store.Key {
 	return store.Key{PK: "rate#" + kind + "#" + id + "#m#" + strconv.Itoa(shard), SK: "rate"}
+}
+
+// Idem remembers one mutation ID: the tool, the hash of the
+// canonical request, the compact receipt it produced and, for a call whose
+// work continues after its first write, the intent finishing it.
+type Idem struct {
+	Tool        string          `json:"tool"`
+	RequestHash string          `json:"request_hash"`
+	Response    json.RawMessage `json:"response"`
+	Intent      string          `json:"intent,omitempty"`
+	At          time.Time       `json:"at"`
 }

@@ -1,6 +1,10 @@
 package table
 
-import "github.com/agentbox/agentbox/internal/store"
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
 
 // The inbox lives in the agent's partition: its head (Version = last inbox
 // sequence = rows ever written) and one attention row per message that
@@ -25,3 +29,16 @@ func AttentionIndex(agent string) string { return "att#" + agent }
 
 // AttentionSortKey orders a row on AttentionIndex.
 func AttentionSortKey(stream string, seq uint64) string { return stream + "#" + SeqKey(seq) }
+
+// Attention is one inbox row: a message that needs the agent's
+// attention, with why.
+type Attention struct {
+	Seq       uint64    `json:"seq"`
+	MessageID string    `json:"message_id"`
+	Stream    string    `json:"stream"`
+	StreamSeq uint64    `json:"stream_seq"`
+	Reasons   int       `json:"reasons"`
+	At        time.Time `json:"at"`
+	AckedBy   string    `json:"acked_by,omitempty"`
+	AckedAt   time.Time `json:"acked_at,omitzero"`
+}

@@ -56,3 +56,26 @@ func ThreadPrefix(root string) (pk, prefix string) { return "thr#" + root, "m#" 
 func FanoutPartKey(set string, n uint64) store.Key {
 	return store.Key{PK: "fan#" + set, SK: fmt.Sprintf("part#%06d", n)}
 }
+
+// Pointer is a message's address, so that an id finds its stream.
+type Pointer struct {
+	Stream     string `json:"stream"`
+	Seq        uint64 `json:"seq"`
+	AuthorID   string `json:"author_id"`
+	ReplyTo    string `json:"reply_to,omitempty"`
+	ThreadRoot string `json:"thread_root"`
+	// Requests are the agents the message requests something of. A
+	// pointer with requests is on its box's requests index (GSI1
+	// box#B#requests / <sent ns>#<message>), which the operator view's
+	// board pages: one small entry per request message, none per
+	// recipient, and no item of its own.
+	Requests []string `json:"requests,omitempty"`
+}
+
+// ThreadRow is one row of a thread index.
+type ThreadRow struct {
+	ID      string `json:"id"`
+	Stream  string `json:"stream"`
+	Seq     uint64 `json:"seq"`
+	ReplyTo string `json:"reply_to,omitempty"`
+}

@@ -1,6 +1,10 @@
 package table
 
-import "github.com/agentbox/agentbox/internal/store"
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
 
 // The room partition, room#<room>: room-scoped items share it, so a room's
 // roster is one Query and a tool's checks one batch. The room's message
@@ -41,3 +45,40 @@ func RoomStreamPK(room string) string { return "room#" + room }
 
 // RoomHeadKey is the head of a room's stream.
 func RoomHeadKey(room string) store.Key { return StreamHeadKey(RoomStreamPK(room)) }
+
+// RoomMember is a current membership, room side; it is the authority for
+// membership and the follow preference.
+type RoomMember struct {
+	AgentID   string    `json:"agent_id"`
+	AgentName string    `json:"agent_name"`
+	Epoch     uint64    `json:"epoch"`
+	Follow    string    `json:"follow"`
+	JoinedAt  time.Time `json:"joined_at"`
+	// StartSeq is the first room stream sequence this epoch may read: the
+	// room's head when the member was added, plus one.
+	StartSeq uint64 `json:"start_seq,omitempty"`
+	// Inactive marks the membership of a deactivated agent
+	// (admin_status.go): kept, but absent from rosters and targets, and
+	// not counted in the room's member counter.
+	Inactive bool `json:"inactive,omitempty"`
+}
+
+// Membership is the agent-side copy of a current membership: only
+// what is needed to find the room-side items.
+type Membership struct {
+	RoomID   string    `json:"room_id"`
+	Epoch    uint64    `json:"epoch"`
+	JoinedAt time.Time `json:"joined_at"`
+}
+
+// Epoch is the ledger of one (room, agent) pair. Its item's Version is
+// the number of epochs started; RevisionFloor is the highest membership
+// revision any ended epoch used.
+type Epoch struct {
+	AgentID       string    `json:"agent_id"`
+	Epoch         uint64    `json:"epoch"`
+	Active        bool      `json:"active"`
+	RevisionFloor uint64    `json:"revision_floor"`
+	JoinedAt      time.Time `json:"joined_at"`
+	LeftAt        time.Time `json:"left_at,omitzero"`
+}

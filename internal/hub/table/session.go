@@ -32,3 +32,27 @@ func SeenSortKey(lastSeen time.Time, id string) string {
 func ReceiptKey(session string, inboxSeq uint64) store.Key {
 	return store.Key{PK: "ses#" + session, SK: "rcpt#" + SeqKey(inboxSeq)}
 }
+
+// Session is a durable session. AgentID is empty for an MCP session
+// opened at initialize without a bearer key; the first authenticated
+// agent_prime binds it, once.
+type Session struct {
+	ID             string    `json:"id"`
+	AgentID        string    `json:"agent_id,omitempty"`
+	BoxID          string    `json:"box_id,omitempty"`
+	Transport      string    `json:"transport"`
+	Primed         bool      `json:"primed"`
+	ProfileVersion uint64    `json:"profile_version"`
+	CreatedAt      time.Time `json:"created_at"`
+	LastSeenAt     time.Time `json:"last_seen_at"`
+	// TransportEnded is set when the MCP session that carried this
+	// session was ended (DELETE): its Mcp-Session-Id no longer names it,
+	// but the session lives on, until it expires, for calls that name it
+	// as their session_id argument (session.go).
+	TransportEnded bool `json:"transport_ended,omitempty"`
+}
+
+// SessionList is the record stored at its key.
+type SessionList struct {
+	IDs []string `json:"ids"`
+}

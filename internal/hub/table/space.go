@@ -49,3 +49,11 @@ func BoxSpacesIndex(box string) string { return "box#" + box + "#spaces" }
 func SpaceSortKey(created time.Time, id string) string {
 	return created.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + id
 }
+
+// SpaceMember is a private space's member, on both sides.
+type SpaceMember struct {
+	SpaceID string    `json:"space_id"`
+	AgentID string    `json:"agent_id"`
+	AddedBy string    `json:"added_by"`
+	AddedAt time.Time `json:"added_at"`
+}

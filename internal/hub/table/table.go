@@ -69,6 +69,10 @@
 // rooms_list, the operator view, the sweep, requests_list, the receipt
 // lookup).
 //
+// Records (the structs encoded into items) are the domain's persistence
+// shapes, kept apart from the DTOs tools return so a stored field never
+// leaks by accident.
+//
 // Sequences are fixed-width (SeqKey, TimeKey), names sort by OrderKey
 // (collate.go), records encode with Encode and decode with Decode
 // (codec.go).
