@@ -1,0 +1,73 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// Tests for kernel mutants that survived make mutate: the warning of an
+// intent the call could not finish.
+
+// stepFailure fails, while armed, every write that advances an intent
+// (deletes or replaces its record): the call's own finish then fails
+// after its first write committed.
+type stepFailure struct {
+	store.Store
+	armed atomic.Bool
+}
+
+func (s *stepFailure) Write(ctx context.Context, ops []store.Op) error {
+	if s.armed.Load() {
+		for _, op := range ops {
+			if strings.HasPrefix(op.OpKey().PK, "intent#") && op.Kind != store.OpPut {
+				return fmt.Errorf("injected: %w", store.ErrTimeout)
+			}
+		}
+	}
+	return s.Store.Write(ctx, ops)
+}
+
+// TestIntentLeftForTheSweepIsLogged: an ACK of 100 rows continues as an
+// intent that the call finishes before answering. A finish that succeeds
+// logs nothing; one that fails leaves the intent for the sweep with a
+// warning naming it, and the ACK still answers success (its first write
+// committed).
+func TestIntentLeftForTheSweepIsLogged(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		sf := &stepFailure{}
+		f := newFixture(t, ad, func(s store.Store) store.Store { sf.Store = s; return sf })
+		var logs bytes.Buffer
+		f.h = hub.New(f.st, hub.Options{Now: f.clock.Now, OrderedWrites: ad.OrderedWrites,
+			Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 200)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterAll)
+		const warning = `"msg":"intent left for the sweep"`
+
+		if out, err := ibAck(f, cr, "finished", ibSeqs(1, 100)...); err != nil || out.Acked != 100 {
+			t.Fatalf("InboxAck(1..100) = %+v, %v; want 100 acked", out, err)
+		}
+		if strings.Contains(logs.String(), warning) {
+			t.Errorf("an ACK whose intent finished logged it as left for the sweep:\n%s", logs.String())
+		}
+
+		sf.armed.Store(true)
+		out, err := ibAck(f, cr, "left", ibSeqs(101, 200)...)
+		sf.armed.Store(false)
+		if err != nil || out.Acked != 100 {
+			t.Fatalf("InboxAck(101..200) with its intent's step failing = %+v, %v; want 100 acked (the first write committed)", out, err)
+		}
+		if n := strings.Count(logs.String(), warning); n != 1 || !strings.Contains(logs.String(), `"level":"WARN"`) {
+			t.Errorf("an ACK whose intent could not finish logged %d warnings, want 1:\n%s", n, logs.String())
+		}
+	})
+}

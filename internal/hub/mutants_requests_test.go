@@ -1,0 +1,156 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/store/teststores"
+)
+
+// Tests for requests_list mutants that survived make mutate: its scan
+// budget and the size of each index read.
+
+// TestRequestsListScanBudget: with a status filter, one requests_list
+// reads at most 1,000 index entries; a page that found no match by then
+// is empty and continues with next_cursor after the last entry it read.
+// Bob has 1,000 open requests (written straight to the store: the state
+// 1,000 request messages leave) and then one accepted request. Limits 1
+// and 30 do not divide 1,000, so the budget's last read is a short one.
+func TestRequestsListScanBudget(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		const open = 1000
+		seedOpenRequests(r, open)
+		sent := r.request("the one accepted", r.b)
+		if _, err := respond(r.fixture, r.crB, "ok", sent.MessageID, 0, hub.StatusAccepted); err != nil {
+			t.Fatalf("RequestRespond: %v", err)
+		}
+		for _, limit := range []int{1, 30} {
+			in := hub.RequestsListInput{Direction: hub.DirectionIncoming, Status: hub.StatusAccepted, Limit: limit}
+			page, err := r.h.RequestsList(r.ctx, r.crB, in)
+			if err != nil {
+				t.Fatalf("RequestsList(limit %d): %v", limit, err)
+			}
+			if len(page.Requests) != 0 || page.NextCursor == "" {
+				t.Fatalf("RequestsList(accepted, limit %d) past %d open requests = %d requests, next cursor %t; want none and a next cursor (the scan budget)",
+					limit, open, len(page.Requests), page.NextCursor != "")
+			}
+			in.Cursor = page.NextCursor
+			next, err := r.h.RequestsList(r.ctx, r.crB, in)
+			if err != nil {
+				t.Fatalf("RequestsList(limit %d, next): %v", limit, err)
+			}
+			if len(next.Requests) != 1 || next.Requests[0].RequestMessageID != sent.MessageID || next.NextCursor != "" {
+				t.Errorf("RequestsList(accepted, limit %d, next) = %+v; want the accepted request %s alone, at the end", limit, next, sent.MessageID)
+			}
+		}
+	})
+}
+
+// seedOpenRequests writes n open requests from alice to bob in the room,
+// sent before anything else of the fixture, as message_send stores them
+// (requests.go: one record per recipient, on both requests indexes).
+func seedOpenRequests(r *reqFixture, n int) {
+	r.t.Helper()
+	at := r.clock.Now().UTC().Add(-time.Hour)
+	var ops []store.Op
+	flush := func() {
+		if err := r.raw.Write(r.ctx, ops); err != nil {
+			r.t.Fatalf("seed requests: %v", err)
+		}
+		ops = ops[:0]
+	}
+	for i := range n {
+		msg := fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
+		sentAt := at.Add(time.Duration(i) * time.Millisecond)
+		data, err := json.Marshal(map[string]any{"message_id": msg, "destination": r.roomDest, "stream_seq": i + 1,
+			"author_id": r.a.AgentID, "recipient_id": r.b.AgentID, "sent_at": sentAt, "status": hub.StatusOpen})
+		if err != nil {
+			r.t.Fatalf("json.Marshal: %v", err)
+		}
+		sk := fmt.Sprintf("%020d#%s#%s", sentAt.UnixNano(), msg, r.b.AgentID)
+		ops = append(ops, store.Put(&store.Item{PK: "req#" + msg, SK: "to#" + r.b.AgentID, Version: 1,
+			GSI1PK: "rin#" + r.b.AgentID, GSI1SK: sk, GSI2PK: "rout#" + r.a.AgentID, GSI2SK: sk, Data: data}, store.Absent))
+		if len(ops) == store.MaxWriteItems {
+			flush()
+		}
+	}
+	if len(ops) > 0 {
+		flush()
+	}
+}
+
+// queryLimits records the Limit of every query match selects.
+type queryLimits struct {
+	store.Store
+	match  func(store.Query) bool
+	mu     sync.Mutex
+	limits []int
+}
+
+// recordLimits wraps a fixture's store in a queryLimits of match.
+func recordLimits(ql **queryLimits, match func(store.Query) bool) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *ql = &queryLimits{Store: s, match: match}; return *ql }
+}
+
+func (q *queryLimits) Query(ctx context.Context, in store.Query) ([]*store.Item, error) {
+	if q.match(in) {
+		q.mu.Lock()
+		q.limits = append(q.limits, in.Limit)
+		q.mu.Unlock()
+	}
+	return q.Store.Query(ctx, in)
+}
+
+func (q *queryLimits) take() []int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.limits
+	q.limits = nil
+	return out
+}
+
+// TestRequestsListReadsWhatThePageNeeds: a filtered requests_list reads
+// the index in chunks of what the page still needs, at least 16 entries:
+// of 25 requests to bob the first 5 are accepted, so a page of 20
+// accepted reads 20 entries (5 matches), then 16 (15 still needed), and
+// never more than it can use.
+func TestRequestsListReadsWhatThePageNeeds(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var ql *queryLimits
+		r := setupReq(newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool { return q.Index == store.GSI1 })))
+		var accepted []string
+		for i := range 25 {
+			sent := r.request(fmt.Sprintf("task %d", i), r.b)
+			r.clock.Advance(time.Millisecond)
+			if i < 5 {
+				if _, err := respond(r.fixture, r.crB, fmt.Sprintf("ok-%d", i), sent.MessageID, 0, hub.StatusAccepted); err != nil {
+					t.Fatalf("RequestRespond: %v", err)
+				}
+				accepted = append(accepted, sent.MessageID)
+			}
+		}
+		ql.take()
+		out, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Status: hub.StatusAccepted, Limit: 20})
+		if err != nil {
+			t.Fatalf("RequestsList: %v", err)
+		}
+		var got []string
+		for _, q := range out.Requests {
+			got = append(got, q.RequestMessageID)
+		}
+		if !slices.Equal(got, accepted) {
+			t.Errorf("RequestsList(accepted, limit 20) = %v, want %v", got, accepted)
+		}
+		if limits := ql.take(); !slices.Equal(limits, []int{20, 16}) {
+			t.Errorf("RequestsList(accepted, limit 20) read the index with limits %v, want [20 16] (what the page still needs, at least 16)", limits)
+		}
+	})
+}
