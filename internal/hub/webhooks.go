@@ -81,7 +81,6 @@ type WebhookInfo struct {
 	WebhookID    string `json:"webhook_id"`
 	BoxID        string `json:"box_id"`
 	AgentID      string `json:"agent_id" desc:"The agent of an agent endpoint; empty for a box endpoint."`
-	// Scope is WebhookScopeAgent or WebhookScopeBox.
 	Scope        string `json:"scope" desc:"agent: one agent's events; box: every agent of the box, each event naming its agent."`
 	URL          string `json:"url"`
 	Status       string `json:"status"`
