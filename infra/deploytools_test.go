@@ -111,8 +111,11 @@ func TestSAMTransform(t *testing.T) {
 		"AWS::Lambda::EventSourceMapping": 1,
 		"AWS::ApiGatewayV2::Api":          1,
 		"AWS::ApiGatewayV2::Stage":        1,
-		"AWS::Lambda::Permission":         functions - 1 + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1, // + the OpenAPI route
-		"AWS::Serverless::Function":       0,
+		// One per function's first event (the webhook dispatcher's is its
+		// Redeliver schedule: its stream needs none), one per further
+		// MCP and view route, and the OpenAPI route.
+		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1,
+		"AWS::Serverless::Function": 0,
 	} {
 		if count[typ] != want {
 			t.Errorf("SAM transform yields %d %s, want %d", count[typ], typ, want)

@@ -329,7 +329,8 @@ func Template(r *registry.Registry) []byte {
 	fn(OpviewFunction, OpviewName, ReaderRole, "ReserveToolConcurrency", "agentbox operator view (read-only page for owner keys): /ui/", view)
 	// The webhook dispatcher, its queue and alarms (webhook.go).
 	fn(WebhookFunction, WebhookName, DispatcherRole, "ReserveWebhookConcurrency",
-		"agentbox webhook dispatcher: inbox heads from the table's stream, signed wake events out", []route{{event: "InboxHeads", stream: true}})
+		"agentbox webhook dispatcher: inbox heads from the table's stream, signed wake events out",
+		[]route{{event: "InboxHeads", stream: true}, {event: "Redeliver", schedule: WebhookRedeliverSchedule}})
 	webhookQueueAndAlarms(w)
 
 	def := store.Definition()

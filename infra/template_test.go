@@ -209,6 +209,11 @@ func TestTemplateStructure(t *testing.T) {
 					t.Errorf("%s: schedule %q, want rate(1 minute)", res.key, sch)
 				}
 				continue
+			} else if typ == "Schedule" && res.key == infra.WebhookFunction {
+				if sch := str(path(ev.val, "Properties", "Schedule")); sch != infra.WebhookRedeliverSchedule {
+					t.Errorf("%s: schedule %q, want %s (the redelivery pass)", res.key, sch, infra.WebhookRedeliverSchedule)
+				}
+				continue
 			} else if typ == "DynamoDB" && res.key == infra.WebhookFunction {
 				p := get(ev.val, "Properties")
 				if s := get(p, "Stream"); s == nil || !strings.Contains(nodeText(s), infra.TableResource+".StreamArn") {

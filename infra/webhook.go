@@ -4,7 +4,9 @@ package infra
 // the table's stream (keys only: no item images leave the table) drives
 // one function, filtered to inbox-head records; a batch it cannot deliver
 // is retried (bisected) for at most WebhookRecordAgeSeconds, then its
-// description goes to an SQS dead-letter queue. The function has its own
+// description goes to an SQS dead-letter queue; a scheduled full pass
+// (WebhookRedeliverSchedule) delivers whatever is still pending, so a
+// batch in the queue is not lost. The function has its own
 // role: it reads the table, reads the stream, sends to the queue, and
 // writes only its delivery state (the "webhooks" partition). Alarms: its
 // errors and throttles (as every function), messages in the dead-letter
@@ -21,6 +23,10 @@ const (
 	WebhookQueue    = "WebhookDeadLetters"
 	// WebhookRecordAgeSeconds bounds how long a failing batch is retried.
 	WebhookRecordAgeSeconds = 3600
+	// WebhookRedeliverSchedule runs the dispatcher's full pass: what a
+	// batch in the dead-letter queue named is still pending in the table,
+	// so this pass delivers it (the queue is for visibility and its alarm).
+	WebhookRedeliverSchedule = "rate(5 minutes)"
 )
 
 var (

@@ -188,7 +188,15 @@ func TestWebhookCLI(t *testing.T) {
 	if len(list.Webhooks) != 1 || list.Webhooks[0].Status != hub.WebhookDisabled || strings.Contains(out, "whsec_") {
 		t.Errorf("list-webhooks = %s, want one disabled endpoint and no secret", out)
 	}
+	adminFails(t, dir, apperr.InvalidArgument, "add-webhook", "--url", "https://hooks.example.com/x")
+	adminFails(t, dir, apperr.InvalidArgument, "add-webhook", "--agent", bob.AgentID, "--box", box.BoxID, "--url", "https://hooks.example.com/x")
+	var whole hub.WebhookInfo
+	adminOK(t, dir, &whole, "add-webhook", "--box", box.BoxID, "--url", "https://hooks.example.com/box")
+	if whole.Scope != hub.WebhookScopeBox || whole.AgentID != "" || !strings.HasPrefix(whole.Secret, "whsec_") {
+		t.Errorf("add-webhook --box = %+v, want a box endpoint with its secret", whole)
+	}
 	var removed map[string]bool
+	adminOK(t, dir, &removed, "remove-webhook", "--webhook", whole.WebhookID)
 	adminOK(t, dir, &removed, "remove-webhook", "--webhook", w.WebhookID)
 	adminFails(t, dir, apperr.NotFoundOrForbidden, "enable-webhook", "--webhook", w.WebhookID)
 }

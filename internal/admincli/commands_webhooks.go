@@ -19,19 +19,27 @@ type webhookList struct {
 var webhookCommands = []*Command{
 	{
 		Name: "add-webhook",
-		Summary: "Register an https:// endpoint that receives signed wake events (Standard Webhooks) when the agent gets attention. " +
-			"Prints the signing secret (whsec_...) once.",
+		Summary: "Register an https:// endpoint that receives signed wake events (Standard Webhooks) when the agent gets attention " +
+			"(--agent), or when any agent of the box does (--box; each event names its agent). Prints the signing secret (whsec_...) once.",
 		Flags: []Flag{
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			{Name: "agent", Usage: "agent id (UUID): one agent's events (give --agent or --box)"},
+			{Name: "box", Usage: "box id (UUID): every agent of the box, present and future (give --agent or --box)"},
 			{Name: "url", Usage: "https:// URL of the receiver", Required: true},
 		},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.AddWebhook(ctx, args["agent"], args["url"])
+			switch agent, box := args["agent"], args["box"]; {
+			case (agent == "") == (box == ""):
+				return nil, apperr.New(apperr.InvalidArgument, "Give exactly one of --agent and --box.")
+			case box != "":
+				return a.AddBoxWebhook(ctx, box, args["url"])
+			default:
+				return a.AddWebhook(ctx, agent, args["url"])
+			}
 		},
 	},
 	{
 		Name:    "list-webhooks",
-		Summary: "List a box's webhook endpoints with their state (active, disabled, failing), delivered inbox seq and last status.",
+		Summary: "List a box's webhook endpoints with their scope (agent or box), state (active, disabled, failing), delivered inbox seq and last status.",
 		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			l, err := a.ListWebhooks(ctx, args["box"])

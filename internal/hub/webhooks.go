@@ -19,12 +19,19 @@ package hub
 // again. All endpoints live in one partition (table.WebhookPartition), read
 // with one Query; endpoints are few and written by the owner and the
 // dispatcher only.
+//
+// A box endpoint (AgentID empty) serves every active agent of its box,
+// present and future, each event naming its agent. Its delivered seq is
+// kept per agent in a cursor item (table.WebhookCursorKey, Version = the
+// seq), written by the dispatcher only; an agent without a cursor has
+// delivered nothing, which is right for an agent created after the
+// endpoint, and add and enable write every current agent's cursor at its
+// inbox head first, so events start from now as for an agent endpoint.
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"github.com/agentbox/agentbox/internal/hub/table"
 	"net/url"
 	"slices"
 	"strconv"
@@ -34,6 +41,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -72,10 +80,11 @@ type webhookRecord struct {
 type WebhookInfo struct {
 	WebhookID    string `json:"webhook_id"`
 	BoxID        string `json:"box_id"`
-	AgentID      string `json:"agent_id"`
+	AgentID      string `json:"agent_id" desc:"The agent of an agent endpoint; empty for a box endpoint."`
+	Scope        string `json:"scope" desc:"agent: one agent's events; box: every agent of the box, each event naming its agent."`
 	URL          string `json:"url"`
 	Status       string `json:"status"`
-	DeliveredSeq string `json:"delivered_seq"`
+	DeliveredSeq string `json:"delivered_seq,omitempty" desc:"The agent endpoint's delivered inbox seq (box endpoints keep one per agent)."`
 	Secrets      int    `json:"signing_secrets" desc:"How many secrets sign each event (2 during a rotation's overlap)."`
 	FailingSince string `json:"failing_since,omitempty" desc:"Since when deliveries fail (retrying while active)."`
 	LastStatus   int    `json:"last_status,omitempty" desc:"HTTP status of the last attempt (0: no answer)."`
@@ -84,10 +93,19 @@ type WebhookInfo struct {
 	Secret       string `json:"secret,omitempty" desc:"The signing secret (whsec_...), shown only now."`
 }
 
+// Webhook endpoint scopes.
+const (
+	WebhookScopeAgent = "agent"
+	WebhookScopeBox   = "box"
+)
+
 func (r *webhookRecord) info() *WebhookInfo {
-	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, URL: r.URL, Status: r.Status,
+	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, Scope: WebhookScopeAgent, URL: r.URL, Status: r.Status,
 		DeliveredSeq: strconv.FormatUint(r.DeliveredSeq, 10), Secrets: len(r.Secrets), LastStatus: r.LastStatus,
 		CreatedAt: timestamp(r.CreatedAt)}
+	if r.perBox() {
+		w.Scope, w.DeliveredSeq = WebhookScopeBox, ""
+	}
 	if !r.FailingSince.IsZero() {
 		w.FailingSince = timestamp(r.FailingSince)
 	}
@@ -96,6 +114,9 @@ func (r *webhookRecord) info() *WebhookInfo {
 	}
 	return w
 }
+
+// perBox reports a box endpoint.
+func (r *webhookRecord) perBox() bool { return r.AgentID == "" }
 
 func newWebhookSecret() string {
 	b := make([]byte, 32)
@@ -146,6 +167,125 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 	info := rec.info()
 	info.Secret = rec.Secrets[0].Secret
 	return info, nil
+}
+
+// AddBoxWebhook registers an endpoint for every agent of a box, present
+// and future, and returns it with its signing secret. Events start from
+// each current agent's inbox head: those cursors are written before the
+// endpoint, so a failure part-way leaves no endpoint (and only cursors a
+// retry rewrites).
+func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*WebhookInfo, error) {
+	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	if err := checkWebhookURL(rawURL); err != nil {
+		return nil, err
+	}
+	if err := a.requireBox(ctx, box); err != nil {
+		return nil, err
+	}
+	rec := &webhookRecord{ID: uuid.NewString(), BoxID: box, URL: rawURL,
+		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive, CreatedAt: a.h.clock()}
+	if err := a.h.advanceCursors(ctx, rec); err != nil {
+		return nil, err
+	}
+	k := table.WebhookKey(rec.ID)
+	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
+		return nil, storageErr(err)
+	}
+	info := rec.info()
+	info.Secret = rec.Secrets[0].Secret
+	return info, nil
+}
+
+// boxAgents lists the active agents of a box (the owner's agents index).
+func (h *Hub) boxAgents(ctx context.Context, box string) ([]string, error) {
+	items, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		ag, err := table.Decode[table.Agent](it)
+		if err != nil {
+			return nil, err
+		}
+		if ag.Status == statusActive {
+			out = append(out, ag.ID)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// webhookCursors reads a box endpoint's delivered seq per agent.
+func (h *Hub) webhookCursors(ctx context.Context, endpoint string) (map[string]uint64, error) {
+	pk, prefix := table.WebhookCursorsPrefix(endpoint)
+	items, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	out := make(map[string]uint64, len(items))
+	for _, it := range items {
+		out[strings.TrimPrefix(it.SK, prefix)] = it.Version
+	}
+	return out, nil
+}
+
+// advanceCursors moves a box endpoint's cursor of every active agent of
+// its box up to the agent's inbox head (never down), so what is pending
+// now is dropped: for add and for enable.
+func (h *Hub) advanceCursors(ctx context.Context, r *webhookRecord) error {
+	agents, err := h.boxAgents(ctx, r.BoxID)
+	if err != nil {
+		return err
+	}
+	for chunk := range slices.Chunk(agents, 100) {
+		keys := make([]store.Key, len(chunk))
+		for i, ag := range chunk {
+			keys[i] = table.InboxHeadKey(ag)
+		}
+		heads, err := h.st.BatchGet(ctx, keys)
+		if err != nil {
+			return storageErr(err)
+		}
+		for i, ag := range chunk {
+			if err := h.moveCursor(ctx, r.ID, ag, version(heads[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// moveCursor sets a box endpoint's cursor for agent to at least seq,
+// under CAS on its version (the seq itself), retried on a race.
+func (h *Hub) moveCursor(ctx context.Context, endpoint, agent string, seq uint64) error {
+	if seq == 0 {
+		return nil // absent is 0
+	}
+	k := table.WebhookCursorKey(endpoint, agent)
+	for attempt := 0; attempt < 5; attempt++ {
+		it, err := h.st.Get(ctx, k)
+		if err != nil {
+			return storageErr(err)
+		}
+		cur, cond := version(it), store.Absent
+		if cur >= seq {
+			return nil
+		}
+		if it != nil {
+			cond = store.AtVersion(cur)
+		}
+		err = h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, cond)})
+		if _, conflict := err.(*store.ConditionFailedError); !conflict {
+			if err != nil {
+				return storageErr(err)
+			}
+			return nil
+		}
+	}
+	return apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
 }
 
 // ListWebhooks lists a box's endpoints, oldest first.
@@ -200,11 +340,17 @@ func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*Web
 		if err != nil {
 			return nil, err
 		}
-		it, err := a.h.st.Get(ctx, table.InboxHeadKey(rec.AgentID))
-		if err != nil {
-			return nil, storageErr(err)
+		if rec.perBox() {
+			if err := a.h.advanceCursors(ctx, rec); err != nil {
+				return nil, err
+			}
+		} else {
+			it, err := a.h.st.Get(ctx, table.InboxHeadKey(rec.AgentID))
+			if err != nil {
+				return nil, storageErr(err)
+			}
+			head = version(it)
 		}
-		head = version(it)
 	}
 	rec, err := a.updateWebhook(ctx, id, func(r *webhookRecord, _ time.Time) {
 		if !on {
@@ -229,6 +375,20 @@ func (a *Admin) RemoveWebhook(ctx context.Context, id string) error {
 			return apperr.Forbidden()
 		}
 		return storageErr(err)
+	}
+	// A box endpoint's cursors go with it (an agent endpoint has none).
+	cursors, err := a.h.webhookCursors(ctx, id)
+	if err != nil {
+		return err
+	}
+	var ops []store.Op
+	for agent := range cursors {
+		ops = append(ops, store.Delete(table.WebhookCursorKey(id, agent), store.Unconditional))
+	}
+	for chunk := range slices.Chunk(ops, 100) {
+		if err := a.h.raw.Write(ctx, chunk); err != nil {
+			return storageErr(err)
+		}
 	}
 	return nil
 }
@@ -286,9 +446,12 @@ func (h *Hub) putWebhook(ctx context.Context, r *webhookRecord, ver uint64) erro
 	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: table.Encode(r)}, store.AtVersion(ver))})
 }
 
-// WebhookTarget is an endpoint as the dispatcher needs it.
+// WebhookTarget is an endpoint and one of its agents, as the dispatcher
+// needs it: an agent endpoint is one target, a box endpoint one per
+// active agent of its box (PerBox set, DeliveredSeq that agent's).
 type WebhookTarget struct {
 	ID, BoxID, AgentID, URL string
+	PerBox                  bool
 	// Secrets sign each event: the current one first, then any old one
 	// still inside its overlap.
 	Secrets      []string
@@ -314,7 +477,27 @@ func (h *Hub) WebhookTargets(ctx context.Context) ([]WebhookTarget, error) {
 				t.Secrets = append(t.Secrets, s.Secret)
 			}
 		}
-		out = append(out, t)
+		if !r.perBox() {
+			out = append(out, t)
+			continue
+		}
+		if r.Status != WebhookActive {
+			out = append(out, t) // nothing to deliver: listed for its state
+			continue
+		}
+		agents, err := h.boxAgents(ctx, r.BoxID)
+		if err != nil {
+			return nil, err
+		}
+		cursors, err := h.webhookCursors(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, ag := range agents {
+			at := t
+			at.AgentID, at.PerBox, at.DeliveredSeq = ag, true, cursors[ag]
+			out = append(out, at)
+		}
 	}
 	return out, nil
 }
@@ -357,8 +540,10 @@ func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, err
 
 // WebhookOutcome is one delivery attempt's result.
 type WebhookOutcome struct {
-	// Delivered is set on a 2xx: Seq is then delivered.
+	// Delivered is set on a 2xx: Seq is then delivered (for a box
+	// endpoint, of AgentID's inbox).
 	Delivered bool
+	AgentID   string
 	Seq       uint64
 	Status    int
 	// Failing marks the endpoint failing (its retry time is spent).
@@ -374,9 +559,19 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 		if err != nil {
 			return err
 		}
+		if o.Delivered && r.perBox() && attempt == 0 {
+			if o.AgentID == "" {
+				return apperr.New(apperr.InvalidArgument, "A box endpoint's outcome names its agent.")
+			}
+			if err := h.moveCursor(ctx, r.ID, o.AgentID, o.Seq); err != nil {
+				return err
+			}
+		}
 		now := h.clock()
 		r.LastStatus, r.LastAttempt = o.Status, now
 		switch {
+		case o.Delivered && r.perBox():
+			r.FailingSince = time.Time{}
 		case o.Delivered:
 			r.DeliveredSeq, r.FailingSince = max(r.DeliveredSeq, o.Seq), time.Time{}
 		case r.FailingSince.IsZero():

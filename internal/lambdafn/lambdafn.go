@@ -42,7 +42,6 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -111,9 +110,10 @@ func Start() {
 		}
 		if function == WebhookFunction {
 			// The stream's events carry keys only; the dispatcher reads
-			// what it delivers (internal/webhook).
-			lambda.Start(invoked(func(ctx context.Context, ev events.DynamoDBEvent) (struct{}, error) {
-				return struct{}{}, webhook.StreamHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
+			// what it delivers. A scheduled event is the full redelivery
+			// pass (internal/webhook FunctionHandler).
+			lambda.Start(invoked(func(ctx context.Context, ev json.RawMessage) (struct{}, error) {
+				return struct{}{}, webhook.FunctionHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
 			}))
 		}
 		lambda.Start(invoked(sweepHandler(h, log)))

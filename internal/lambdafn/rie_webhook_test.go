@@ -74,3 +74,63 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 		t.Errorf("after the invocation the endpoint = %+v, %v; want a failed attempt recorded, nothing delivered", list, err)
 	}
 }
+
+// TestWebhookRedeliveryUnderRuntimeEmulator: the real binary as the
+// webhook function takes the template's scheduled event and runs the full
+// pass: bob's pending state, which no stream record names, is attempted
+// (and refused by the guard, as above: the endpoint records the attempt);
+// an event of another kind fails without an attempt.
+func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
+	rie, bootstrap := binaries(t)
+	tab := newEmulatorTable(t)
+	alice, bob := tab.agent(t, "alice"), tab.agent(t, "bob")
+	var hits atomic.Int64
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	defer recv.Close()
+	ctx := context.Background()
+	if _, err := tab.h.Admin().AddWebhook(ctx, bob.AgentID, recv.URL+"/wake"); err != nil {
+		t.Fatal(err)
+	}
+	emu := startEmulator(t, rie, lambdafn.WebhookFunction, bootstrap, functionEnv(tab.table, tab.endpoint, lambdafn.WebhookFunction))
+	invoke := func(body string) string {
+		t.Helper()
+		res, err := rieClient.Post("http://"+emu.addr+invokePath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct {
+			ErrorMessage string `json:"errorMessage"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.ErrorMessage
+	}
+	if msg := invoke(`{"source": "aws.s3", "detail-type": "Object Created"}`); msg == "" {
+		t.Error("an unknown event was accepted")
+	}
+	if list, err := tab.h.Admin().ListWebhooks(ctx, tab.box); err != nil || len(list) != 1 || list[0].LastAttempt != "" {
+		t.Fatalf("after an unknown event the endpoint = %+v, %v; want no attempt", list, err)
+	}
+	cr := hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}
+	p, err := tab.h.Prime(ctx, cr, hub.PrimeInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.SessionID = p.SessionID
+	if _, err := tab.h.MessageSend(ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
+		Destination: hub.Destination{Kind: "dm", RecipientAgentID: bob.AgentID}, BodyMD: "wake up"}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := invoke(`{"version": "0", "id": "1", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}`); msg == "" {
+		t.Fatal("the scheduled pass reported no failure; the guard must have refused the loopback endpoint")
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the receiver on loopback got %d requests; the guard must refuse it", hits.Load())
+	}
+	list, err := tab.h.Admin().ListWebhooks(ctx, tab.box)
+	if err != nil || len(list) != 1 || list[0].LastAttempt == "" || list[0].DeliveredSeq != "0" {
+		t.Errorf("after the scheduled pass the endpoint = %+v, %v; want an attempt recorded, nothing delivered", list, err)
+	}
+}

@@ -103,6 +103,10 @@ type Config struct {
 	// Limits are the rate limits and quotas (default limits.Default();
 	// each figure 0 turns it off).
 	Limits *limits.Config
+	// Webhooks are the embedded store's dispatcher client options; the
+	// zero value is the production egress guard. Tests set a receiver's
+	// TLS roots and its loopback address here.
+	Webhooks webhook.ClientOptions
 }
 
 // validate refuses flag combinations that would silently be ignored.
@@ -234,7 +238,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		// internal/webhook). One process owns the embedded store, so one
 		// dispatcher keeps at most one delivery in flight per endpoint; on
 		// a shared table that takes the stack's Streams-driven dispatcher.
-		disp := webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), s.log.With("component", "webhook"))
+		disp := webhook.New(h, webhook.NewClient(cfg.Webhooks), s.log.With("component", "webhook"))
 		h.OnAttention(disp.Wake)
 		sweepers.Go(func() { disp.Run(sweepCtx) })
 	}

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,10 +64,12 @@ type Dispatcher struct {
 	inflight map[string]bool
 	attempts map[string]int       // failures in a row, per endpoint
 	due      map[string]time.Time // next attempt after a failure
-	// sent is the newest seq this process delivered per endpoint: a pass
-	// that listed the endpoints before that outcome was stored must not
-	// deliver it again.
+	// sent is the newest seq this process delivered per target (endpoint
+	// and agent): a pass that listed the endpoints before that outcome was
+	// stored must not deliver it again.
 	sent map[string]uint64
+	// last is the agent a box endpoint served last (turns).
+	last map[string]string
 }
 
 // New returns a dispatcher; Run starts it.
@@ -75,7 +79,7 @@ func New(src Source, client *Client, log *slog.Logger) *Dispatcher {
 	}
 	return &Dispatcher{src: src, post: client.Post, log: log, now: time.Now, wake: make(chan struct{}, 1),
 		base: BaseBackoff, maxWait: MaxBackoff, retryFor: RetryFor, poll: Poll,
-		inflight: map[string]bool{}, sent: map[string]uint64{}, attempts: map[string]int{}, due: map[string]time.Time{}}
+		inflight: map[string]bool{}, sent: map[string]uint64{}, last: map[string]string{}, attempts: map[string]int{}, due: map[string]time.Time{}}
 }
 
 // Wake asks for a pass soon (hub.OnAttention); it never blocks.
@@ -104,7 +108,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // pass starts a delivery for every endpoint that is pending, active, due
-// and not in flight.
+// and not in flight. A box endpoint's agents take turns: its one delivery
+// goroutine tries them in order, starting after the agent it served last,
+// and stops at the first that it posts to.
 func (d *Dispatcher) pass(ctx context.Context, wg *sync.WaitGroup) {
 	targets, err := d.src.WebhookTargets(ctx)
 	if err != nil {
@@ -112,29 +118,63 @@ func (d *Dispatcher) pass(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	now := d.now()
+	var order []string
+	groups := map[string][]hub.WebhookTarget{}
 	for _, t := range targets {
 		if t.Status != hub.WebhookActive || len(t.Secrets) == 0 {
 			continue
 		}
-		d.mu.Lock()
-		busy := d.inflight[t.ID] || now.Before(d.due[t.ID])
-		if !busy {
-			d.inflight[t.ID] = true
+		if _, ok := groups[t.ID]; !ok {
+			order = append(order, t.ID)
 		}
+		groups[t.ID] = append(groups[t.ID], t)
+	}
+	for _, id := range order {
+		d.mu.Lock()
+		busy := d.inflight[id] || now.Before(d.due[id])
+		if !busy {
+			d.inflight[id] = true
+		}
+		last := d.last[id]
 		d.mu.Unlock()
 		if busy {
 			continue
 		}
+		group := turns(groups[id], last)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = d.deliver(ctx, t) // logged there; retried by a later pass
+			for _, t := range group {
+				posted, err := d.deliver(ctx, t) // errors are logged there; a later pass retries
+				if posted || err != nil {
+					d.mu.Lock()
+					d.last[id] = t.AgentID
+					d.mu.Unlock()
+					break
+				}
+			}
 			d.mu.Lock()
-			delete(d.inflight, t.ID)
+			delete(d.inflight, id)
 			d.mu.Unlock()
 			d.Wake(nil) // the state may have moved on meanwhile
 		}()
 	}
+}
+
+// turns orders one endpoint's targets (its agents, by id) to start after
+// last, so no busy agent keeps the others of a box endpoint waiting.
+func turns(group []hub.WebhookTarget, last string) []hub.WebhookTarget {
+	if len(group) < 2 {
+		return group
+	}
+	slices.SortFunc(group, func(a, b hub.WebhookTarget) int { return strings.Compare(a.AgentID, b.AgentID) })
+	i, _ := slices.BinarySearchFunc(group, last, func(t hub.WebhookTarget, id string) int {
+		if t.AgentID <= id {
+			return -1
+		}
+		return 1
+	})
+	return append(group[i:len(group):len(group)], group[:i]...)
 }
 
 // errUndelivered is a delivery that will be retried.
@@ -144,25 +184,30 @@ var errUndelivered = errors.New("webhook: delivery failed; it will be retried")
 // endpoint delivered, and records the outcome. It returns errUndelivered
 // (or the read's error) when the state is still pending for a retry; nil
 // when delivered, nothing was pending, or the endpoint is now failing.
-func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) error {
+// posted says whether a request went out.
+func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) (posted bool, err error) {
 	st, err := d.src.WakeState(ctx, t.BoxID, t.AgentID)
 	if err != nil {
-		return err
+		return false, err
 	}
+	key := t.ID + "/" + t.AgentID
 	d.mu.Lock()
-	sent := d.sent[t.ID]
+	sent := d.sent[key]
 	d.mu.Unlock()
 	if uint64(st.InboxSeq) <= max(t.DeliveredSeq, sent) {
-		return nil
+		return false, nil
 	}
 	now := d.now()
 	body, _ := json.Marshal(Event{Type: EventType, Timestamp: now.UTC().Format(time.RFC3339), Data: st})
 	// The id names the state, so a redelivery of it has the same id.
 	id := "evt_" + t.ID + "_" + strconv.FormatUint(uint64(st.InboxSeq), 10)
+	if t.PerBox {
+		id = "evt_" + t.ID + "_" + t.AgentID + "_" + strconv.FormatUint(uint64(st.InboxSeq), 10)
+	}
 	sig, err := Sign(t.Secrets, id, now, body)
 	if err != nil {
 		d.log.Error("webhook: endpoint secret unusable", "webhook_id", t.ID)
-		return nil
+		return false, nil
 	}
 	h := http.Header{}
 	h.Set(HeaderID, id)
@@ -170,12 +215,12 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) error {
 	h.Set(HeaderSignature, sig)
 	status, perr := d.post(ctx, t.URL, h, body)
 	if ctx.Err() != nil {
-		return ctx.Err() // shutting down: the state stays pending for the next start
+		return true, ctx.Err() // shutting down: the state stays pending for the next start
 	}
-	o := hub.WebhookOutcome{Seq: uint64(st.InboxSeq), Status: status, Delivered: perr == nil && status >= 200 && status < 300}
+	o := hub.WebhookOutcome{Seq: uint64(st.InboxSeq), AgentID: t.AgentID, Status: status, Delivered: perr == nil && status >= 200 && status < 300}
 	d.mu.Lock()
 	if o.Delivered {
-		d.sent[t.ID] = max(d.sent[t.ID], o.Seq)
+		d.sent[key] = max(d.sent[key], o.Seq)
 		delete(d.attempts, t.ID)
 		delete(d.due, t.ID)
 	} else {
@@ -194,18 +239,21 @@ func (d *Dispatcher) deliver(ctx context.Context, t hub.WebhookTarget) error {
 	}
 	if err := d.src.WebhookRecord(ctx, t.ID, o); err != nil {
 		d.log.Warn("webhook: recording the outcome failed", "webhook_id", t.ID, "err", err)
-		return err
+		return true, err
 	}
 	if !o.Delivered && !o.Failing {
-		return errUndelivered
+		return true, errUndelivered
 	}
-	return nil
+	return true, nil
 }
 
 // DeliverAgents delivers once, synchronously, to every active endpoint of
-// the agents (the Streams-driven function's pass). An error means some
-// state is still pending: the caller retries (Lambda retries the batch,
-// then sends it to the dead-letter queue).
+// the agents (the Streams-driven function's pass), or of every agent when
+// agents is nil (the scheduled redelivery pass: whatever a batch that went
+// to the dead-letter queue named is still pending in the table, so a full
+// pass delivers it). An error means some state is still pending: the
+// caller retries (Lambda retries the batch, then sends it to the
+// dead-letter queue; the next scheduled pass tries again).
 func (d *Dispatcher) DeliverAgents(ctx context.Context, agents map[string]bool) error {
 	targets, err := d.src.WebhookTargets(ctx)
 	if err != nil {
@@ -213,8 +261,8 @@ func (d *Dispatcher) DeliverAgents(ctx context.Context, agents map[string]bool) 
 	}
 	var errs []error
 	for _, t := range targets {
-		if t.Status == hub.WebhookActive && len(t.Secrets) > 0 && agents[t.AgentID] {
-			if err := d.deliver(ctx, t); err != nil {
+		if t.Status == hub.WebhookActive && len(t.Secrets) > 0 && (agents == nil || agents[t.AgentID]) {
+			if _, err := d.deliver(ctx, t); err != nil {
 				errs = append(errs, err)
 			}
 		}

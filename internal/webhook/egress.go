@@ -98,13 +98,15 @@ type Client struct {
 }
 
 // ClientOptions are for tests: a resolver, a TLS root pool and addresses
-// the guard lets through (the test receiver's loopback address).
+// the guard lets through (the test receiver's loopback address). The
+// zero value is the production guard; no flag or environment variable
+// sets them, only code that builds a dispatcher.
 type ClientOptions struct {
 	Resolver  Resolver
 	TLSConfig *tls.Config
-	// allow lets exactly these addresses through the guard (tests only,
-	// set through export_test.go).
-	allow []netip.AddrPort
+	// Allow lets exactly these address:port pairs through the guard, so a
+	// test receiver on loopback can be reached (tests only).
+	Allow []netip.AddrPort
 }
 
 // NewClient returns the guarded client.
@@ -119,7 +121,7 @@ func NewClient(o ClientOptions) *Client {
 		if err != nil {
 			return ErrForbiddenAddress
 		}
-		for _, ok := range o.allow {
+		for _, ok := range o.Allow {
 			if ok == ap {
 				return nil
 			}

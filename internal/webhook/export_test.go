@@ -8,7 +8,7 @@ import (
 )
 
 // AllowForTest lets the test receiver's loopback address through the guard.
-func (o *ClientOptions) AllowForTest(ap netip.AddrPort) { o.allow = append(o.allow, ap) }
+func (o *ClientOptions) AllowForTest(ap netip.AddrPort) { o.Allow = append(o.Allow, ap) }
 
 // Shorten sets the retry policy for a test.
 func (d *Dispatcher) Shorten(base, maxWait, retryFor, poll time.Duration) {

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,3 +44,38 @@ func StreamHandler(d *Dispatcher) func(ctx context.Context, ev events.DynamoDBEv
 		return d.DeliverAgents(ctx, agents)
 	}
 }
+
+// FunctionHandler is the dispatcher function's one handler: a DynamoDB
+// Streams batch delivers to the agents it names (StreamHandler); a
+// scheduled event (EventBridge, the template's Redeliver schedule) runs a
+// full pass over every active endpoint. The full pass is the redelivery:
+// a batch that exhausted its retries went to the dead-letter queue, but
+// what it named is still pending in the table (inbox head past the
+// endpoint's delivered seq), so the next scheduled pass delivers it once
+// the endpoint answers. Any other event is refused.
+func FunctionHandler(d *Dispatcher) func(ctx context.Context, raw json.RawMessage) error {
+	stream := StreamHandler(d)
+	return func(ctx context.Context, raw json.RawMessage) error {
+		var probe struct {
+			Records    []json.RawMessage `json:"Records"`
+			Source     string            `json:"source"`
+			DetailType string            `json:"detail-type"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return errUnknownEvent
+		}
+		switch {
+		case probe.Records != nil:
+			var ev events.DynamoDBEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return errUnknownEvent
+			}
+			return stream(ctx, ev)
+		case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event":
+			return d.DeliverAgents(ctx, nil)
+		}
+		return errUnknownEvent
+	}
+}
+
+var errUnknownEvent = errors.New("webhook: the dispatcher takes DynamoDB Streams batches and scheduled events only")

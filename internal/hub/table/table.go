@@ -60,7 +60,8 @@
 //	                                      GSI1 box#<box>#spaces / SpaceSortKey
 //	space#<space>    members              private space's counter (Version = revision, Count)
 //	space#<space>    member#<agent>       a private space's member
-//	webhooks         ep#<endpoint>        a webhook endpoint
+//	webhooks         ep#<endpoint>        a webhook endpoint (per agent, or per box when its agent is empty)
+//	webhooks         epa#<endpoint>#<agent>  a box endpoint's cursor for one agent (Version = delivered inbox seq)
 //
 // Index families (Families lists each with its GSI). Every index read is
 // eventually consistent (a GSI has no consistent read): an item written an
@@ -167,7 +168,7 @@ var Families = []Family{
 	// partition is the one range.
 	{Name: "file report", PK: "frep#", SK: sks(ranged(""))},
 	{Name: "space", PK: "space#", SK: sks(exact("space"), exact("listing"), exact("members"), ranged("member#")), Indexes: idx(spacesIdx)},
-	{Name: "webhooks", PK: WebhookPartition, Exact: true, SK: sks(ranged(WebhookPrefix))},
+	{Name: "webhooks", PK: WebhookPartition, Exact: true, SK: sks(ranged(WebhookPrefix), ranged(WebhookCursorPrefix))},
 }
 
 // Nested lists the pairs of sort keys of one family of which one is a
