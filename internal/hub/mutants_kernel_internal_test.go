@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -46,14 +47,14 @@ func TestCommitReceiptBound(t *testing.T) {
 				t.Fatalf("Prime: %v", err)
 			}
 			cr := Credentials{Bearer: ag.BoxKey, SessionID: p.SessionID}
-			empty := len(encode(&sizedReceipt{}))
+			empty := len(table.Encode(&sizedReceipt{}))
 			for _, tc := range []struct {
 				key  string
 				size int
 				ok   bool
 			}{{"at-bound", maxReceiptBytes, true}, {"over-bound", maxReceiptBytes + 1, false}} {
 				receipt := &sizedReceipt{Pad: strings.Repeat("r", tc.size-empty)}
-				if n := len(encode(receipt)); n != tc.size {
+				if n := len(table.Encode(receipt)); n != tc.size {
 					t.Fatalf("test setup: receipt of %d bytes, want %d", n, tc.size)
 				}
 				c, err := h.start(ctx, cr, sessionPrimed, nil)
