@@ -1,4 +1,4 @@
-// Package lambdafn is what the one Lambda binary (cmd/lambda) runs: it
+// Package lambdafn is what the one Lambda binary (functions/) runs: it
 // builds the function's handler once per cold start and hands it to the
 // Lambda runtime.
 //
@@ -45,9 +45,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/agentbox/agentbox/functions/lambdahttp"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdahttp"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics"
@@ -86,7 +86,7 @@ const SweepFunction = "sweep"
 const OpviewFunction = "opview"
 
 // WebhookFunction is the AGENTBOX_FUNCTION value of the Streams-driven
-// webhook dispatcher (internal/webhook.StreamHandler): DynamoDB Streams
+// webhook dispatcher (streamHandler, stream.go): DynamoDB Streams
 // records of inbox heads in, signed wake events out.
 const WebhookFunction = "webhook"
 
@@ -113,7 +113,7 @@ func Start() {
 			// The stream's events carry keys only; the dispatcher reads
 			// what it delivers (internal/webhook).
 			lambda.Start(invoked(func(ctx context.Context, ev events.DynamoDBEvent) (struct{}, error) {
-				return struct{}{}, webhook.StreamHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
+				return struct{}{}, streamHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
 			}))
 		}
 		lambda.Start(invoked(sweepHandler(h, log)))
