@@ -28,7 +28,7 @@ VERSION_LDFLAG := $(if $(VERSION),-X github.com/agentbox/agentbox/internal/versi
 # Lambda builds: static, arm64 (Graviton), no RPC shim (provided.al2023
 # speaks the runtime API directly), reproducible paths, no debug info.
 # Every function of the template deploys this one binary; the function
-# learns its tool from AGENTBOX_FUNCTION (see cmd/lambda).
+# learns its tool from AGENTBOX_FUNCTION (see functions/main.go).
 LAMBDA_GOARCH ?= arm64
 LAMBDA_ENV := GOOS=linux GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w $(VERSION_LDFLAG)'
@@ -107,7 +107,7 @@ build: $(LAMBDA_BIN)
 # parallel never copy a half-written binary.
 $(LAMBDA_BIN): $(GO_SOURCES)
 	@mkdir -p $(@D)
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $@.$$$$.tmp ./cmd/lambda && mv -f $@.$$$$.tmp $@
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $@.$$$$.tmp ./functions && mv -f $@.$$$$.tmp $@
 
 clean:
 	rm -rf bin $(BUILD_DIR) .aws-sam

@@ -14,7 +14,7 @@ import (
 )
 
 // MetricsNamespaceEnv names the functions' CloudWatch namespace
-// (internal/lambdafn), one per stack: agentbox/<stack name>.
+// (functions/lambdafn), one per stack: agentbox/<stack name>.
 const MetricsNamespaceEnv = "AGENTBOX_METRICS_NAMESPACE"
 
 // metricsNamespace is the namespace as a !Sub string.

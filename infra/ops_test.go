@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/infra"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store"
 )

@@ -17,8 +17,8 @@ import (
 	// written here would be more code than this test and less trustworthy.
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/infra"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store"

@@ -1,6 +1,6 @@
 package infra
 
-// The webhook dispatcher on the stack (internal/webhook StreamHandler):
+// The webhook dispatcher on the stack (functions/lambdafn stream.go, internal/webhook):
 // the table's stream (keys only: no item images leave the table) drives
 // one function, filtered to inbox-head records; a batch it cannot deliver
 // is retried (bisected) for at most WebhookRecordAgeSeconds, then its

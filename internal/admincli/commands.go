@@ -187,9 +187,6 @@ var commands = []*Command{
 	},
 }
 
-// Commands returns the command table, for documentation.
-func Commands() []*Command { return slices.Clone(commands) }
-
 func lookup(name string) (*Command, bool) {
 	for _, c := range commands {
 		if c.Name == name {

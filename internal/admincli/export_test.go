@@ -1,6 +1,9 @@
 package admincli
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // SetLockWait shortens how long the CLI waits for a locked store whose
 // owner does not answer on the socket, so the test of that failure does not
@@ -10,3 +13,6 @@ func SetLockWait(d time.Duration) (restore func()) {
 	lockWait = d
 	return func() { lockWait = old }
 }
+
+// Commands returns the command table.
+func Commands() []*Command { return slices.Clone(commands) }

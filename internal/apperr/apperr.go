@@ -10,7 +10,6 @@ package apperr
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -85,12 +84,6 @@ func (e *Error) Unwrap() error { return e.cause }
 // tool and transport that answer it (see Context).
 func New(code Code, message string) *Error {
 	return &Error{Code: code, Message: message}
-}
-
-// Newf is New with formatting; callers must never format a rejected value
-// into the message.
-func Newf(code Code, format string, args ...any) *Error {
-	return New(code, fmt.Sprintf(format, args...))
 }
 
 // Wrap builds an error that keeps cause for the log only.

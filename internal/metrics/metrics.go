@@ -3,7 +3,7 @@
 // code, latency, and what the call cost in contention retries and fan-out
 // steps) and one per intent sweep. It knows nothing of CloudWatch: the
 // Lambda functions implement Recorder with the Embedded Metric Format
-// (internal/lambdafn); everything else uses Nop.
+// (functions/lambdafn); everything else uses Nop.
 //
 // A call's counters travel in its context (Begin), so code deep in a call
 // (the kernel's retry loop) adds to them without a recorder of its own.

@@ -4,9 +4,9 @@
 // Go types, annotations and their justifications, REST method and path,
 // OAuth scope and domain handler. Everything else is derived from this
 // list: the MCP tool list (internal/mcpserver), the REST router
-// (internal/rest), the Lambda functions (one per tool, all running cmd/lambda), the SAM
-// template (infra), tool-contracts.json and get_help. No other file lists
-// tools.
+// (internal/rest), the Lambda functions (one per tool, all running the
+// one binary of functions/), the SAM template (infra), tool-contracts.json
+// and get_help. No other file lists tools.
 package registry
 
 import (

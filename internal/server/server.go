@@ -363,9 +363,6 @@ func (s *Server) SocketPath() string {
 	return filepath.Join(s.cfg.DataDir, admincli.SocketName)
 }
 
-// Err reports a listener that failed while serving.
-func (s *Server) Err() <-chan error { return s.errc }
-
 // Shutdown stops accepting, drains in-flight requests within ctx, removes
 // the admin socket and closes the store. Requests still running when ctx
 // ends are cut off; the store closes after them either way.

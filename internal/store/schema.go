@@ -43,14 +43,3 @@ func Definition() Schema {
 		TTL: AttrTTL,
 	}
 }
-
-// IndexName returns the engine name of a queryable index ("" for Table).
-func IndexName(i Index) string {
-	switch i {
-	case GSI1:
-		return Definition().Indexes[0].Name
-	case GSI2:
-		return Definition().Indexes[1].Name
-	}
-	return ""
-}

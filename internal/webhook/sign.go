@@ -58,29 +58,3 @@ func mac(key []byte, id string, ts int64, body []byte) string {
 	m.Write(body)
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
-
-// Tolerance is how far a webhook-timestamp may be from now in Verify.
-const Tolerance = 5 * time.Minute
-
-// ErrSignature is a delivery whose signature or timestamp does not verify.
-var ErrSignature = errors.New("webhook: signature does not verify")
-
-// Verify checks a delivery as a receiver does: the timestamp within
-// Tolerance of now and one v1 signature made with secret.
-func Verify(secret, id, timestamp, signature string, body []byte, now time.Time) error {
-	k, err := secretKey(secret)
-	if err != nil {
-		return err
-	}
-	ts, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil || now.Sub(time.Unix(ts, 0)).Abs() > Tolerance {
-		return ErrSignature
-	}
-	want := mac(k, id, ts, body)
-	for _, sig := range strings.Fields(signature) {
-		if v, ok := strings.CutPrefix(sig, "v1,"); ok && hmac.Equal([]byte(v), []byte(want)) {
-			return nil
-		}
-	}
-	return ErrSignature
-}

@@ -4,16 +4,34 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
 
-// Attribute mapping: keys and index keys are S, omitted when empty so the
-// indexes stay sparse (DynamoDB rejects empty key strings anyway); ver and n
-// are N (ver is absent on a counter OpAdd created, and reads as 0); ttl is
-// N and omitted when 0 (the TTL sweeper ignores items without it); data is B,
-// omitted when empty and read back as nil.
+// item is a store.Item as the table stores it; encodeItem maps it with
+// attributevalue, so these tags are the stored shape:
+// keys are S; index keys are S, omitted when empty so the indexes stay
+// sparse (DynamoDB rejects empty key strings anyway); ver and n are N (ver
+// is absent on a counter OpAdd created, and reads as 0); ttl is N and
+// omitted when 0 (the TTL sweeper ignores items without it); data is B,
+// omitted when empty and read back as nil. The fields are store.Item's, in
+// its order, so that one converts to the other (a field added to
+// store.Item without its attribute here does not compile), and the tags
+// are store's Attr names (TestItemTags).
+type item struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	GSI1PK    string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK    string `dynamodbav:"gsi1sk,omitempty"`
+	GSI2PK    string `dynamodbav:"gsi2pk,omitempty"`
+	GSI2SK    string `dynamodbav:"gsi2sk,omitempty"`
+	Version   uint64 `dynamodbav:"ver"`
+	Count     int64  `dynamodbav:"n"`
+	ExpiresAt int64  `dynamodbav:"ttl,omitempty"`
+	Data      []byte `dynamodbav:"data,omitempty"`
+}
 
 func sAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
@@ -29,30 +47,28 @@ func keyAV(k store.Key) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{store.AttrPK: sAV(k.PK), store.AttrSK: sAV(k.SK)}
 }
 
+// encodeItem is the item as a write sends it. attributevalue costs about
+// 3.5 µs more per item than a hand-built map (BenchmarkEncodeItem), inside
+// a write that waits milliseconds on DynamoDB for at most 100 items.
 func encodeItem(it *store.Item) map[string]types.AttributeValue {
-	m := map[string]types.AttributeValue{
-		store.AttrPK:      sAV(it.PK),
-		store.AttrSK:      sAV(it.SK),
-		store.AttrVersion: uAV(it.Version),
-		store.AttrCount:   nAV(it.Count),
+	rec := item(*it)
+	if len(rec.Data) == 0 {
+		rec.Data = nil // omitempty omits nil only, not an empty slice
 	}
-	for name, v := range map[string]string{
-		store.AttrGSI1PK: it.GSI1PK, store.AttrGSI1SK: it.GSI1SK,
-		store.AttrGSI2PK: it.GSI2PK, store.AttrGSI2SK: it.GSI2SK,
-	} {
-		if v != "" {
-			m[name] = sAV(v)
-		}
-	}
-	if it.ExpiresAt != 0 {
-		m[store.AttrTTL] = nAV(it.ExpiresAt)
-	}
-	if len(it.Data) > 0 {
-		m[store.AttrData] = &types.AttributeValueMemberB{Value: it.Data}
+	m, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		// Strings, integers and bytes always marshal.
+		panic(fmt.Sprintf("dynamo: encoding an item: %v", err))
 	}
 	return m
 }
 
+// decodeItem reads an item back, by hand rather than with
+// attributevalue.UnmarshalMap: it runs for every item of every page a
+// Query returns, where the reflective decoder measured 4.4 times slower
+// with 8 allocations (864 B) per item against 1 (144 B) here
+// (BenchmarkDecodeItem). TestItemWireForm holds the two directions to one
+// shape. A wrong type or an out-of-range number is errMalformed.
 func decodeItem(m map[string]types.AttributeValue) (*store.Item, error) {
 	it := &store.Item{}
 	str := func(name string, dst *string) error {

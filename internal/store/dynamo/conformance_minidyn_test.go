@@ -14,6 +14,7 @@ import (
 
 	"github.com/truora/minidyn/server"
 
+	"github.com/agentbox/agentbox/infra"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
@@ -23,8 +24,9 @@ import (
 // TestConformance runs the port's conformance suite against the adapter on
 // minidyn, in process; it always runs. The engine records each request's
 // operation (and, for a transaction, the kind of each item), and the test
-// then checks that ReadActions and WriteActions authorize every one: a
-// policy generated from them cannot lack an action the adapter uses.
+// then checks that the actions the template grants its roles
+// (infra.ReadActions, infra.WriteActions) authorize every one, and that
+// none is granted which the adapter never needs.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -57,14 +59,14 @@ func TestConformance(t *testing.T) {
 		return dynamo.New(client, dynamotest.NewTable(t, client), dynamo.Options{Now: now})
 	}, suiteOptions)
 
-	granted := append(dynamo.ReadActions(), dynamo.WriteActions()...)
+	granted := append(slices.Clone(infra.ReadActions), infra.WriteActions...)
 	// Table management is the template's (or a local run's), not a role's.
 	for _, admin := range []string{"dynamodb:CreateTable", "dynamodb:DescribeTable", "dynamodb:UpdateTimeToLive"} {
 		delete(used, admin)
 	}
 	for action := range used {
 		if !slices.Contains(granted, action) {
-			t.Errorf("the adapter called %s, which ReadActions and WriteActions do not grant", action)
+			t.Errorf("the adapter called %s, which the template's roles do not grant (infra.ReadActions, infra.WriteActions)", action)
 		}
 	}
 	for _, action := range granted {

@@ -37,7 +37,7 @@ type Config struct {
 	// time. Local engines accept any values (AWS_ACCESS_KEY_ID=local).
 	Endpoint string
 	// APIOptions are added to every operation's middleware stack: the
-	// Lambda functions' trace subsegments (internal/lambdafn).
+	// Lambda functions' trace subsegments (functions/lambdafn).
 	APIOptions []func(*middleware.Stack) error
 }
 

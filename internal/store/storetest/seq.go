@@ -28,17 +28,17 @@ func (s *suite) testSequence(t *testing.T) {
 	t.Run("AppendNumbersFromOne", func(t *testing.T) {
 		e := s.env(t)
 		ctr := store.Key{PK: "S", SK: "counter"}
-		if h, err := store.Head(e.ctx, e.s, ctr); h != 0 || err != nil {
+		if h, err := head(e.ctx, e.s, ctr); h != 0 || err != nil {
 			t.Errorf("Head(%v) of a new stream = %d, %v, want 0, nil", ctr, h, err)
 		}
 		for want := uint64(1); want <= 3; want++ {
-			got, err := store.Append(e.ctx, e.s, ctr, rowOps("S", "row"))
+			got, err := appendSeq(e.ctx, e.s, ctr, rowOps("S", "row"))
 			if got != want || err != nil {
 				t.Fatalf("Append(%v) = %d, %v, want %d, nil", ctr, got, err, want)
 			}
 			e.wantItem(store.Key{PK: "S", SK: seqSK(want)}, &store.Item{PK: "S", SK: seqSK(want), Data: []byte("row")})
 		}
-		if h, err := store.Head(e.ctx, e.s, ctr); h != 3 || err != nil {
+		if h, err := head(e.ctx, e.s, ctr); h != 3 || err != nil {
 			t.Errorf("Head(%v) after 3 appends = %d, %v, want 3, nil", ctr, h, err)
 		}
 	})
@@ -47,7 +47,7 @@ func (s *suite) testSequence(t *testing.T) {
 		e := s.env(t)
 		meta := store.Item{PK: "S", SK: "meta", GSI1PK: "rooms", GSI1SK: "S", Version: 41, Data: []byte(`{"title":"x"}`)}
 		e.write(store.Put(&meta, always))
-		if got, err := store.Append(e.ctx, e.s, meta.Key(), rowOps("S", "row")); got != 42 || err != nil {
+		if got, err := appendSeq(e.ctx, e.s, meta.Key(), rowOps("S", "row")); got != 42 || err != nil {
 			t.Fatalf("Append(%v) at version 41 = %d, %v, want 42, nil", meta.Key(), got, err)
 		}
 		want := meta
@@ -59,7 +59,7 @@ func (s *suite) testSequence(t *testing.T) {
 		e := s.env(t)
 		ctr := store.Key{PK: "S", SK: "counter"}
 		boom := errors.New("boom")
-		_, err := store.Append(e.ctx, e.s, ctr, func(uint64) ([]store.Op, error) { return nil, boom })
+		_, err := appendSeq(e.ctx, e.s, ctr, func(uint64) ([]store.Op, error) { return nil, boom })
 		if !errors.Is(err, boom) {
 			t.Errorf("Append(%v) with a failing build = %v, want %v", ctr, err, boom)
 		}
@@ -77,12 +77,12 @@ func (s *suite) testSequence(t *testing.T) {
 				store.Put(&store.Item{PK: "S", SK: "taken"}, store.Absent),
 			}, nil
 		}
-		_, err := store.Append(e.ctx, e.s, ctr, build)
+		_, err := appendSeq(e.ctx, e.s, ctr, build)
 		cf, ok := store.ConditionFailed(err)
 		if !ok || cf.Index != 1 || cf.Key != taken.Key() {
 			t.Fatalf("Append(%v) with build's op 1 failing = %v, want *ConditionFailedError{Index: 1, Key: %v}", ctr, err, taken.Key())
 		}
-		if h, err := store.Head(e.ctx, e.s, ctr); h != 0 || err != nil {
+		if h, err := head(e.ctx, e.s, ctr); h != 0 || err != nil {
 			t.Errorf("Head(%v) after a failed append = %d, %v, want 0, nil", ctr, h, err)
 		}
 		e.wantItem(store.Key{PK: "S", SK: seqSK(1)}, nil)
@@ -93,7 +93,7 @@ func (s *suite) testSequence(t *testing.T) {
 		ctx, cancel := context.WithCancel(e.ctx)
 		cancel()
 		ctr := store.Key{PK: "S", SK: "counter"}
-		if _, err := store.Append(ctx, e.s, ctr, rowOps("S", "row")); err == nil {
+		if _, err := appendSeq(ctx, e.s, ctr, rowOps("S", "row")); err == nil {
 			t.Errorf("Append(canceled ctx, %v) = nil error, want an error", ctr)
 		}
 	})
@@ -122,7 +122,7 @@ func (s *suite) testAppendRace(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for range appends {
-				seq, err := store.Append(ctx, e.s, ctr, rowOps(pk, strconv.Itoa(w)))
+				seq, err := appendSeq(ctx, e.s, ctr, rowOps(pk, strconv.Itoa(w)))
 				if err != nil {
 					t.Errorf("writer %d: Append(%v) = %v, want nil", w, ctr, err)
 					cancel()
@@ -161,7 +161,7 @@ func (s *suite) testAppendRace(t *testing.T) {
 			t.Errorf("reader %d saw rows up to %d, want %d", r, last, total)
 		}
 	}
-	if h, err := store.Head(e.ctx, e.s, ctr); h != total || err != nil {
+	if h, err := head(e.ctx, e.s, ctr); h != total || err != nil {
 		t.Errorf("Head(%v) after %d x %d appends = %d, %v, want %d, nil", ctr, writers, appends, h, err, total)
 	}
 	q := store.Query{PK: pk, To: seqSK(total)}
@@ -178,7 +178,7 @@ func readStream(t *testing.T, ctx context.Context, s store.Store, r int, ctr sto
 		// Read done before the head: if the writers had finished then,
 		// the head read next is final and this is the last round.
 		done := writersDone.Load()
-		upper, err := store.Head(ctx, s, ctr)
+		upper, err := head(ctx, s, ctr)
 		if err != nil {
 			t.Errorf("reader %d: Head(%v) = %v, want nil", r, ctr, err)
 			return last

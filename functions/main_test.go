@@ -31,11 +31,11 @@ func TestLinksNoGenerator(t *testing.T) {
 	for _, dep := range deps {
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, f+"/") {
-				t.Errorf("the Lambda binary links %s; keep generators and their tooling out of cmd/lambda's imports", dep)
+				t.Errorf("the Lambda binary links %s; keep generators and their tooling out of the imports of functions/", dep)
 			}
 		}
 	}
-	if len(deps) == 0 || !slices.Contains(deps, "github.com/agentbox/agentbox/internal/lambdafn") {
-		t.Errorf("go list -deps printed %d packages without internal/lambdafn: the check reads nothing", len(deps))
+	if len(deps) == 0 || !slices.Contains(deps, "github.com/agentbox/agentbox/functions/lambdafn") {
+		t.Errorf("go list -deps printed %d packages without functions/lambdafn: the check reads nothing", len(deps))
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package storetest
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestAppendRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &scriptedStore{writes: tc.writes}
-				seq, err := store.Append(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
+				seq, err := appendSeq(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
 				if seq != tc.wantSeq || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 					t.Errorf("Append (%s) = %d, %v, want %d, %v", tc.name, seq, err, tc.wantSeq, tc.wantErr)
 				}
@@ -83,7 +83,7 @@ func TestAppendGiveUpTakesSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &scriptedStore{writes: failN(counterLost, 1000)}
 		start := time.Now()
-		store.Append(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
+		appendSeq(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
 		if d := time.Since(start); d > 4*time.Second {
 			t.Errorf("Append on a counter that is always lost gave up after %v, want under 4s", d)
 		}
@@ -93,7 +93,7 @@ func TestAppendGiveUpTakesSeconds(t *testing.T) {
 func TestAppendShiftsCallerConditionIndex(t *testing.T) {
 	taken := store.Key{PK: "S", SK: "taken"}
 	s := &scriptedStore{writes: []error{&store.ConditionFailedError{Index: 2, Key: taken}}}
-	_, err := store.Append(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
+	_, err := appendSeq(t.Context(), s, store.Key{PK: "S", SK: "counter"}, appendRow)
 	cf, ok := store.ConditionFailed(err)
 	if !ok || cf.Index != 1 || cf.Key != taken {
 		t.Errorf("Append with Write failing on op 2 = %v, want *ConditionFailedError{Index: 1, Key: %v}", err, taken)
@@ -108,7 +108,7 @@ func TestAppendStopsWhenCanceledDuringBackoff(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			cancel()
 		}()
-		_, err := store.Append(ctx, s, store.Key{PK: "S", SK: "counter"}, appendRow)
+		_, err := appendSeq(ctx, s, store.Key{PK: "S", SK: "counter"}, appendRow)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Append canceled during backoff = %v, want context.Canceled", err)
 		}

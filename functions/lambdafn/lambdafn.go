@@ -1,4 +1,4 @@
-// Package lambdafn is what the one Lambda binary (cmd/lambda) runs: it
+// Package lambdafn is what the one Lambda binary (functions/) runs: it
 // builds the function's handler once per cold start and hands it to the
 // Lambda runtime.
 //
@@ -44,9 +44,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/agentbox/agentbox/functions/lambdahttp"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdahttp"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics"
@@ -85,7 +85,7 @@ const SweepFunction = "sweep"
 const OpviewFunction = "opview"
 
 // WebhookFunction is the AGENTBOX_FUNCTION value of the Streams-driven
-// webhook dispatcher (internal/webhook.StreamHandler): DynamoDB Streams
+// webhook dispatcher (streamHandler, stream.go): DynamoDB Streams
 // records of inbox heads in, signed wake events out.
 const WebhookFunction = "webhook"
 
@@ -111,9 +111,9 @@ func Start() {
 		if function == WebhookFunction {
 			// The stream's events carry keys only; the dispatcher reads
 			// what it delivers. A scheduled event is the full redelivery
-			// pass (internal/webhook FunctionHandler).
+			// pass (webhookHandler).
 			lambda.Start(invoked(func(ctx context.Context, ev json.RawMessage) (struct{}, error) {
-				return struct{}{}, webhook.FunctionHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
+				return struct{}{}, webhookHandler(webhook.New(h, webhook.NewClient(webhook.ClientOptions{}), log))(ctx, ev)
 			}))
 		}
 		lambda.Start(invoked(sweepHandler(h, log)))

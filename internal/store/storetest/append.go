@@ -1,6 +1,11 @@
-package store
+package storetest
 
-// Sequences without holes, built only on the port.
+// Sequences without holes, built only on the port: the suite's model of
+// the domain's streams (ConcurrentAppendsNoGapNoRepeatForReaders). The
+// domain allocates its own sequences; what this proves of an engine, that
+// a conditional multi-item Write and a strongly consistent Get and Query
+// give a stream without holes whose head bounds a reader safely, is what
+// that allocation relies on.
 //
 // A stream (a room, an inbox, a DM pair) numbers its rows 1, 2, 3, ... with a
 // counter item whose Version is the last number allocated. Append reads the
@@ -22,7 +27,7 @@ package store
 //     bound for a resume cursor (BRIEF §7, "No skipped rows").
 //
 // The price is that appends to one stream are serialized on its counter
-// item; Append retries on contention with jittered backoff, bounded, and
+// item; appendSeq retries on contention with jittered backoff, bounded, and
 // then reports ErrUnavailable, which the domain maps to a retryable error.
 
 import (
@@ -31,22 +36,24 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
 )
 
-// appendAttempts bounds Append's retries on a contended counter. Each
+// appendAttempts bounds appendSeq's retries on a contended counter. Each
 // attempt is a Get and a Write; with the backoff below, 50 attempts sleep
-// under three seconds in all (about half that on average) before Append
-// gives up with ErrUnavailable.
+// under three seconds in all (about half that on average) before appendSeq
+// gives up with store.ErrUnavailable.
 const appendAttempts = 50
 
-// Append allocates the next number of the stream whose counter item is at
+// appendSeq allocates the next number of the stream whose counter item is at
 // counter and commits it atomically with the operations build returns for
 // it. It returns the number allocated.
 //
 // build may be called several times, each time with a fresh number, when
 // another writer wins the counter; it must therefore only construct
 // operations, with no other effect. Its ops must not address the counter
-// key, and may number at most MaxWriteItems-1. An error from build is
+// key, and may number at most store.MaxWriteItems-1. An error from build is
 // returned unchanged and nothing is written.
 //
 // The counter item keeps every other field it has (so a stream's metadata
@@ -56,12 +63,12 @@ const appendAttempts = 50
 // Absent, as they should).
 //
 // Errors: a failed condition on one of build's ops is a
-// *ConditionFailedError whose Index is that op's position in build's slice
+// *store.ConditionFailedError whose Index is that op's position in build's slice
 // (not in the underlying Write, where the counter comes first). Contention
-// on the counter that outlasts the retries, or ErrUnavailable from the
-// engine on every attempt, is ErrUnavailable (wrapped). Any other Write
-// error is returned as is, with an unknown outcome, as Store.Write says.
-func Append(ctx context.Context, s Store, counter Key, build func(seq uint64) ([]Op, error)) (uint64, error) {
+// on the counter that outlasts the retries, or store.ErrUnavailable from the
+// engine on every attempt, is store.ErrUnavailable (wrapped). Any other Write
+// error is returned as is, with an unknown outcome, as store.Store.Write says.
+func appendSeq(ctx context.Context, s store.Store, counter store.Key, build func(seq uint64) ([]store.Op, error)) (uint64, error) {
 	var lastErr error
 	for attempt := range appendAttempts {
 		if attempt > 0 {
@@ -73,13 +80,13 @@ func Append(ctx context.Context, s Store, counter Key, build func(seq uint64) ([
 		if err != nil {
 			return 0, fmt.Errorf("store: read counter %s: %w", counter, err)
 		}
-		var next Item
-		cond := Absent
+		var next store.Item
+		cond := store.Absent
 		if cur != nil {
 			next = *cur
-			cond = AtVersion(cur.Version)
+			cond = store.AtVersion(cur.Version)
 		} else {
-			next = Item{PK: counter.PK, SK: counter.SK}
+			next = store.Item{PK: counter.PK, SK: counter.SK}
 		}
 		next.Version++
 		seq := next.Version
@@ -88,15 +95,15 @@ func Append(ctx context.Context, s Store, counter Key, build func(seq uint64) ([
 		if err != nil {
 			return 0, err
 		}
-		ops := make([]Op, 0, 1+len(rows))
-		ops = append(ops, Put(&next, cond))
+		ops := make([]store.Op, 0, 1+len(rows))
+		ops = append(ops, store.Put(&next, cond))
 		ops = append(ops, rows...)
 
 		err = s.Write(ctx, ops)
 		if err == nil {
 			return seq, nil
 		}
-		if cf, ok := ConditionFailed(err); ok {
+		if cf, ok := store.ConditionFailed(err); ok {
 			if cf.Index != 0 {
 				// Only build's ops failed: name them in build's numbering.
 				failed := make([]int, len(cf.Failed))
@@ -106,26 +113,26 @@ func Append(ctx context.Context, s Store, counter Key, build func(seq uint64) ([
 				if len(failed) == 0 {
 					failed = []int{cf.Index - 1}
 				}
-				return 0, &ConditionFailedError{Index: cf.Index - 1, Key: cf.Key, Failed: failed}
+				return 0, &store.ConditionFailedError{Index: cf.Index - 1, Key: cf.Key, Failed: failed}
 			}
 			lastErr = err
 			continue
 		}
-		if errors.Is(err, ErrUnavailable) {
+		if errors.Is(err, store.ErrUnavailable) {
 			lastErr = err
 			continue
 		}
 		return 0, err
 	}
 	return 0, fmt.Errorf("%w: counter %s still contended after %d attempts (last: %v)",
-		ErrUnavailable, counter, appendAttempts, lastErr)
+		store.ErrUnavailable, counter, appendAttempts, lastErr)
 }
 
-// Head returns the last number allocated on the stream whose counter item
+// head returns the last number allocated on the stream whose counter item
 // is at counter (0 when nothing was ever appended). Every row numbered up
 // to the result has committed, and none numbered at or below it can commit
 // later; see the note at the top of this file.
-func Head(ctx context.Context, s Store, counter Key) (uint64, error) {
+func head(ctx context.Context, s store.Store, counter store.Key) (uint64, error) {
 	it, err := s.Get(ctx, counter)
 	if err != nil {
 		return 0, fmt.Errorf("store: read counter %s: %w", counter, err)

@@ -1,4 +1,4 @@
-package webhook
+package lambdafn
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/agentbox/agentbox/internal/store"
+	"github.com/agentbox/agentbox/internal/webhook"
 )
 
-// StreamAgents returns the agents whose inbox head a DynamoDB Streams
+// streamAgents returns the agents whose inbox head a DynamoDB Streams
 // batch changed (keys only: the stream needs no item images). Every other
 // record is ignored.
-func StreamAgents(ev events.DynamoDBEvent) map[string]bool {
+func streamAgents(ev events.DynamoDBEvent) map[string]bool {
 	agents := map[string]bool{}
 	for _, r := range ev.Records {
 		if r.EventName == "REMOVE" {
@@ -31,13 +32,14 @@ func StreamAgents(ev events.DynamoDBEvent) map[string]bool {
 	return agents
 }
 
-// StreamHandler is the Streams-driven dispatcher function: it delivers to
-// the endpoints of the agents a batch names. A returned error makes
+// streamHandler is the webhook function: it delivers to the endpoints of
+// the agents a DynamoDB Streams batch names (internal/webhook's
+// Dispatcher does the delivery). A returned error makes
 // Lambda retry the batch and, past the event source's retry limit, send
 // it to the dead-letter queue.
-func StreamHandler(d *Dispatcher) func(ctx context.Context, ev events.DynamoDBEvent) error {
+func streamHandler(d *webhook.Dispatcher) func(ctx context.Context, ev events.DynamoDBEvent) error {
 	return func(ctx context.Context, ev events.DynamoDBEvent) error {
-		agents := StreamAgents(ev)
+		agents := streamAgents(ev)
 		if len(agents) == 0 {
 			return nil
 		}
@@ -45,16 +47,16 @@ func StreamHandler(d *Dispatcher) func(ctx context.Context, ev events.DynamoDBEv
 	}
 }
 
-// FunctionHandler is the dispatcher function's one handler: a DynamoDB
-// Streams batch delivers to the agents it names (StreamHandler); a
+// webhookHandler is the dispatcher function's one handler: a DynamoDB
+// Streams batch delivers to the agents it names (streamHandler); a
 // scheduled event (EventBridge, the template's Redeliver schedule) runs a
 // full pass over every active endpoint. The full pass is the redelivery:
 // a batch that exhausted its retries went to the dead-letter queue, but
 // what it named is still pending in the table (inbox head past the
 // endpoint's delivered seq), so the next scheduled pass delivers it once
 // the endpoint answers. Any other event is refused.
-func FunctionHandler(d *Dispatcher) func(ctx context.Context, raw json.RawMessage) error {
-	stream := StreamHandler(d)
+func webhookHandler(d *webhook.Dispatcher) func(ctx context.Context, raw json.RawMessage) error {
+	stream := streamHandler(d)
 	return func(ctx context.Context, raw json.RawMessage) error {
 		var probe struct {
 			Records    []json.RawMessage `json:"Records"`

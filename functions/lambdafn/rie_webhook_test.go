@@ -13,18 +13,19 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 )
 
 // TestWebhookFunctionUnderRuntimeEmulator: the real binary as the webhook
-// function consumes a DynamoDB Streams batch (the fixture of
-// internal/webhook), finds the agent's endpoint and attempts a delivery.
+// function consumes a DynamoDB Streams batch (testdata/stream_event.json),
+// finds the agent's endpoint and attempts a delivery.
 // The endpoint is a receiver on this machine's loopback, which the egress
 // guard refuses at dial time in the deployed binary too: the invocation
 // fails (Lambda would retry the batch, then dead-letter it), nothing
 // reaches the receiver, and the endpoint records the failed attempt.
-// Delivery itself is proved in process (internal/webhook TestStreamHandler).
+// Delivery itself is proved in process (internal/webhook
+// TestDeliverAgentsRetries, TestStreamAgents here).
 func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	tab := newEmulatorTable(t)
@@ -46,7 +47,7 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 		Destination: hub.Destination{Kind: "dm", RecipientAgentID: bob.AgentID}, BodyMD: "wake up"}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../webhook/testdata/stream_event.json")
+	raw, err := os.ReadFile("testdata/stream_event.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/agentbox/agentbox/functions/lambdahttp"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdahttp"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 )
 
 // TestRateLimitSharedByInstances: two instances of checkpoint_save (two

@@ -28,8 +28,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/lambdafn"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
@@ -44,7 +44,7 @@ const (
 // The emulator and the function binary are built once per test binary,
 // on first use, into one directory TestMain removes: the emulator from the
 // module cache at the version go.mod pins as a tool (no go install, no
-// $PATH), the function as the template deploys it (cmd/lambda with the
+// $PATH), the function as the template deploys it (functions/ with the
 // Makefile's flags; native architecture, so that it runs here). Every
 // function runs that one binary with its own AGENTBOX_FUNCTION.
 var built struct {
@@ -77,7 +77,7 @@ func binaries(t *testing.T) (rie, bootstrap string) {
 			{"build", "-o", built.rie, rieModule},
 			// The Makefile's LAMBDA_FLAGS: the same build, and the same
 			// build-cache entries as infra's Makefile test.
-			{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", built.bootstrap, "./cmd/lambda"},
+			{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", built.bootstrap, "./functions"},
 		} {
 			cmd := exec.Command("go", args...)
 			cmd.Dir = filepath.Join("..", "..")
