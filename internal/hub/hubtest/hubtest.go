@@ -14,6 +14,7 @@ package hubtest
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -24,16 +25,25 @@ import (
 // Config changes the world New builds. The zero Config is the usual world.
 type Config struct {
 	// Options configure the hub. New sets Now to the world's clock when it
-	// is nil, and sets OrderedWrites when the adapter's engine orders them.
+	// is nil (unless Store is set), and sets OrderedWrites when the
+	// adapter's engine orders them.
 	Options hub.Options
 	// Wrap wraps the adapter's store, in order, before the counting
 	// wrapper: a test observing or faulting the store puts its wrapper here.
+	// A wrapper whose store has a method IndependentCalls() bool returning
+	// true stands for calls from separate processes, which share no locks:
+	// New then sets Options.IndependentCalls.
 	Wrap []func(store.Store) store.Store
 	// Role is every seeded agent's role; "tester" when empty.
 	Role string
 	// Room, when true, seeds World.Room: a room of box main with alice and
 	// bob as members.
 	Room bool
+	// Store, when set, is the store the world uses instead of opening one
+	// on the adapter (whose OrderedWrites still counts). Its expiry clock
+	// is its own, so New does not set Options.Now (the hub then runs on
+	// time.Now) and World.Clock is nil.
+	Store store.Store
 }
 
 // World is one hub on one adapter with its seeded boxes and agents.
@@ -45,7 +55,8 @@ type World struct {
 	// Store is the hub's store: Raw wrapped by Config.Wrap, then counted.
 	Store *teststores.Counting
 	// Raw is the adapter's own store, under every wrapper.
-	Raw   store.Store
+	Raw store.Store
+	// Clock is the hub's and the store's clock (nil with Config.Store).
 	Clock *teststores.Clock
 
 	// Box is box "main" (alice and bob), OtherBox is box "other" (mallory).
@@ -61,17 +72,24 @@ type World struct {
 // New builds the world on ad; the store closes when t ends.
 func New(t testing.TB, ad teststores.Adapter, cfg Config) *World {
 	t.Helper()
-	clock := teststores.NewClock()
-	raw := ad.Open(t, clock.Now)
+	opts := cfg.Options
+	var clock *teststores.Clock
+	raw := cfg.Store
+	if raw == nil {
+		clock = teststores.NewClock()
+		raw = ad.Open(t, clock.Now)
+		if opts.Now == nil {
+			opts.Now = clock.Now
+		}
+	}
 	s := raw
 	for _, w := range cfg.Wrap {
 		s = w(s)
+		if ic, ok := s.(interface{ IndependentCalls() bool }); ok && ic.IndependentCalls() {
+			opts.IndependentCalls = true
+		}
 	}
 	counting := teststores.NewCounting(s)
-	opts := cfg.Options
-	if opts.Now == nil {
-		opts.Now = clock.Now
-	}
 	opts.OrderedWrites = opts.OrderedWrites || ad.OrderedWrites
 	w := &World{T: t, Ctx: context.Background(), Store: counting, Raw: raw, Clock: clock, role: cfg.Role}
 	if w.role == "" {
@@ -183,6 +201,21 @@ func ForEachAdapter(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) 
 func ForEachAdapterSerial(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
 	for _, ad := range teststores.All() {
 		t.Run(ad.Name, func(t *testing.T) { fn(t, ad) })
+	}
+}
+
+// ForEachAdapterInBubble is ForEachAdapter with each run inside its own
+// testing/synctest bubble, on the adapters of teststores.Bubbled: the
+// hub's waits, polls and timeouts then run on the bubble's clock and take
+// no real time. fn must build its world inside the bubble (with the t it
+// is given), and every goroutine it starts must end before it returns.
+func ForEachAdapterInBubble(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
+	t.Parallel()
+	for _, ad := range teststores.Bubbled() {
+		t.Run(ad.Name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) { fn(t, ad) })
+		})
 	}
 }
 
