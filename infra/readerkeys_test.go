@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox/agentbox/infra"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -65,25 +66,12 @@ func stringLike(t *testing.T, pattern, s string) bool {
 func TestReadToolsWriteOnlyReaderKeys(t *testing.T) {
 	for _, adapter := range teststores.All() {
 		t.Run(adapter.Name, func(t *testing.T) {
-			ctx := context.Background()
-			clock := teststores.NewClock()
-			rec := &recordingStore{Store: adapter.Open(t, clock.Now)}
 			const idle = time.Hour
-			h := hub.New(rec, hub.Options{Now: clock.Now, SessionIdle: idle})
-
-			box, err := h.Admin().CreateBox(ctx, "acme")
-			if err != nil {
-				t.Fatalf("CreateBox: %v", err)
-			}
-			alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-			if err != nil {
-				t.Fatalf("CreateAgent: %v", err)
-			}
-			prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-			if err != nil {
-				t.Fatalf("Prime: %v", err)
-			}
-			cr := hub.Credentials{Bearer: alice.BoxKey, SessionID: prime.SessionID, Transport: "rest"}
+			var rec *recordingStore
+			w := hubtest.New(t, adapter, hubtest.Config{Options: hub.Options{SessionIdle: idle},
+				Wrap: []func(store.Store) store.Store{func(s store.Store) store.Store { rec = &recordingStore{Store: s}; return rec }}})
+			h, ctx, clock := w.Hub, w.Ctx, w.Clock
+			cr := w.Prime(w.Alice)
 
 			sessionWrites := 0
 			for _, tool := range registry.New().Tools() {

@@ -21,7 +21,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
-	alice, bob := tb.agent(t, "alice"), tb.agent(t, "bob")
+	alice, bob := tb.Alice, tb.Bob
 	pa, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
 	if err != nil {
 		t.Fatalf("Prime(alice): %v", err)

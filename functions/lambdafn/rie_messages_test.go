@@ -3,13 +3,10 @@
 package lambdafn_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/dynamo"
-	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 )
 
 // TestMessageSendUnderRuntimeEmulator invokes message_send's real function
@@ -20,37 +17,10 @@ func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	const fn = "message_send"
 
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	adm := h.Admin()
-	box, err := adm.CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	other, err := adm.CreateBox(ctx, "other")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	var alice, bob, mallory *hub.AgentInfo
-	for _, a := range []struct {
-		dst       **hub.AgentInfo
-		box, name string
-	}{{&alice, box.BoxID, "alice"}, {&bob, box.BoxID, "bob"}, {&mallory, other.BoxID, "mallory"}} {
-		if *a.dst, err = adm.CreateAgent(ctx, a.box, a.name, ""); err != nil {
-			t.Fatalf("CreateAgent(%s): %v", a.name, err)
-		}
-	}
-	room, err := adm.CreateRoom(ctx, box.BoxID, "design", "")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	for _, ag := range []*hub.AgentInfo{alice, bob} {
-		if _, err := adm.AddMember(ctx, room.RoomID, ag.AgentID); err != nil {
-			t.Fatalf("AddMember: %v", err)
-		}
-	}
+	tb := newEmulatorTable(t)
+	h, ctx, table, endpoint := tb.h, tb.Ctx, tb.table, tb.endpoint
+	alice, bob, mallory := tb.Alice, tb.Bob, tb.Mallory
+	room := tb.MustRoom(tb.box, "design", alice, bob)
 	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
 	if err != nil {
 		t.Fatalf("Prime: %v", err)

@@ -21,7 +21,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
-	alice := tb.agent(t, "alice")
+	alice := tb.Alice
 	// A burst of four writes refilled once a minute: the test never waits
 	// for it, so wall-clock speed cannot change the outcome.
 	limit := "AGENTBOX_LIMIT_AGENT_MUTATIONS=0.016,4"

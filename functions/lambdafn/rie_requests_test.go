@@ -21,7 +21,7 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	tb := newEmulatorTable(t)
 	h, ctx := tb.h, context.Background()
-	alice, bob := tb.agent(t, "alice"), tb.agent(t, "bob")
+	alice, bob := tb.Alice, tb.Bob
 	sessions := map[string]string{}
 	for _, ag := range []*hub.AgentInfo{alice, bob} {
 		p, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey, Transport: "rest"}, hub.PrimeInput{})

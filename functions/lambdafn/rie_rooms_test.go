@@ -19,7 +19,7 @@ func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
 
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx, adm := tb.h, tb.table, tb.endpoint, context.Background(), tb.h.Admin()
-	alice := tb.agent(t, "alice")
+	alice := tb.Alice
 	room, err := adm.CreateRoom(ctx, tb.box, "design", "Welcome.")
 	if err != nil {
 		t.Fatalf("CreateRoom: %v", err)

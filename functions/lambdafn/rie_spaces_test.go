@@ -21,7 +21,7 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
-	alice := tb.agent(t, "alice")
+	alice := tb.Alice
 	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
 	if err != nil {
 		t.Fatalf("Prime: %v", err)

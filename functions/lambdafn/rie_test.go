@@ -10,7 +10,6 @@ package lambdafn_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +29,11 @@ import (
 
 	"github.com/agentbox/agentbox/functions/lambdafn"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 const (
@@ -273,18 +274,8 @@ func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
 		}
 	})
 
-	client, endpoint := dynamotest.Start(t)
-	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatalf("CreateAgent: %v", err)
-	}
+	tb := newEmulatorTable(t)
+	table, endpoint, alice := tb.table, tb.endpoint, tb.Alice
 
 	emu := map[string]*emulator{}
 	for _, name := range functions {
@@ -394,9 +385,11 @@ func rpc(t *testing.T, e *emulator, headers map[string]string, body string, out 
 	}
 }
 
-// emulatorTable is a hub on a DynamoDB table served from this process,
-// with one box, whose agents the function binaries under test serve.
+// emulatorTable is the hubtest world on a DynamoDB table served from this
+// process, whose agents the function binaries under test serve. It runs on
+// real time, as the functions do.
 type emulatorTable struct {
+	*hubtest.World
 	h               *hub.Hub
 	table, endpoint string
 	box             string
@@ -406,19 +399,6 @@ func newEmulatorTable(t *testing.T) *emulatorTable {
 	t.Helper()
 	client, endpoint := dynamotest.Start(t)
 	table := dynamotest.NewTable(t, client)
-	h := hub.New(dynamo.New(client, table, dynamo.Options{}), hub.Options{})
-	box, err := h.Admin().CreateBox(context.Background(), "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	return &emulatorTable{h: h, table: table, endpoint: endpoint, box: box.BoxID}
-}
-
-func (e *emulatorTable) agent(t *testing.T, name string) *hub.AgentInfo {
-	t.Helper()
-	ag, err := e.h.Admin().CreateAgent(context.Background(), e.box, name, "")
-	if err != nil {
-		t.Fatalf("CreateAgent(%s): %v", name, err)
-	}
-	return ag
+	w := hubtest.New(t, teststores.Adapter{}, hubtest.Config{Store: dynamo.New(client, table, dynamo.Options{})})
+	return &emulatorTable{World: w, h: w.Hub, table: table, endpoint: endpoint, box: w.Box}
 }

@@ -29,7 +29,7 @@ import (
 func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	tab := newEmulatorTable(t)
-	alice, bob := tab.agent(t, "alice"), tab.agent(t, "bob")
+	alice, bob := tab.Alice, tab.Bob
 	var hits atomic.Int64
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	defer recv.Close()
@@ -84,7 +84,7 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
 	tab := newEmulatorTable(t)
-	alice, bob := tab.agent(t, "alice"), tab.agent(t, "bob")
+	alice, bob := tab.Alice, tab.Bob
 	var hits atomic.Int64
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	defer recv.Close()

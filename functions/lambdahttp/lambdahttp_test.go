@@ -20,10 +20,11 @@ import (
 	"github.com/agentbox/agentbox/functions/lambdahttp"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"
-	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // event loads testdata/name, a hand-written API Gateway HTTP API (payload
@@ -237,21 +238,8 @@ func TestPanicIsAnEnvelope(t *testing.T) {
 // handler: help, prime, a base64 save with the session, and a query string
 // carrying box_key, which REST refuses.
 func TestThroughREST(t *testing.T) {
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	h := hub.New(st, hub.Options{})
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := hubtest.New(t, teststores.All()[0], hubtest.Config{})
+	h, ctx, alice := w.Hub, w.Ctx, w.Alice
 	var logs bytes.Buffer
 	fn := lambdahttp.Handler(rest.New(h, registry.New(), reqlog.NewLogger(&logs, slog.LevelInfo)))
 	vars := map[string]string{"BOX_KEY": alice.BoxKey}

@@ -50,6 +50,11 @@ func (b *writeBarrier) Write(ctx context.Context, ops []store.Op) error {
 	return b.Store.Write(ctx, ops)
 }
 
+// IndependentCalls tells hubtest the racers stand for separate processes:
+// the barrier makes them read before any writes, which is possible only
+// between processes, as they share no locks.
+func (*writeBarrier) IndependentCalls() bool { return true }
+
 func withBarrier(b **writeBarrier) func(store.Store) store.Store {
 	return func(s store.Store) store.Store {
 		*b = &writeBarrier{Store: s}

@@ -30,7 +30,8 @@ type conflictingWrite struct {
 	first    map[store.Key]bool
 	refused  atomic.Int64
 	attempts atomic.Int64
-	always   bool // refuse every write (retry exhaustion)
+	always   bool   // refuse every write (retry exhaustion)
+	onRefuse func() // when set, called after each refusal of always
 }
 
 func (c *conflictingWrite) arm(n int) {
@@ -52,8 +53,12 @@ func (c *conflictingWrite) Write(ctx context.Context, ops []store.Op) error {
 	c.attempts.Add(1)
 	c.mu.Lock()
 	if c.always {
+		onRefuse := c.onRefuse
 		c.mu.Unlock()
 		c.refused.Add(1)
+		if onRefuse != nil {
+			onRefuse()
+		}
 		return fmt.Errorf("TransactionConflict: %w", store.ErrUnavailable)
 	}
 	armed := c.waiting > 0
@@ -191,17 +196,12 @@ func TestConflictRetryCancelled(t *testing.T) {
 		f := newFixture(t, ad, withConflicts(&cw))
 		cr := f.prime(f.a)
 		ctx, cancel := context.WithCancel(f.ctx)
+		// Cancel as the first write is refused: the call then finds its
+		// context ended before its first backoff.
+		cw.mu.Lock()
+		cw.onRefuse = cancel
+		cw.mu.Unlock()
 		cw.setAlways(true)
-		// Cancel as soon as the first write has been refused: the call is
-		// then in its first backoff.
-		go func() {
-			// Bounded: the call's own assertions report a write never
-			// refused.
-			for deadline := time.Now().Add(10 * time.Second); cw.refused.Load() == 0 && time.Now().Before(deadline); {
-				time.Sleep(100 * time.Microsecond)
-			}
-			cancel()
-		}()
 		_, err := f.h.CheckpointSave(ctx, cr, hub.CheckpointSaveInput{
 			Mutation: hub.Mutation{IdempotencyKey: "gone"}, ExpectedRevision: 0, BodyMD: "x"})
 		if err == nil {

@@ -28,6 +28,7 @@ import (
 // this test computes: it fails when the README differs (fix with
 // go test ./internal/hub -run TestCostPerTool -update).
 func TestCostPerTool(t *testing.T) {
+	t.Parallel()
 	var (
 		m        *teststores.Metered
 		f        *fixture

@@ -99,7 +99,10 @@ func TestFileURLCorpus(t *testing.T) {
 			t.Errorf("the service attempted %d DNS lookups; want none", n)
 		}
 	}()
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+	// Serial: blockNetwork swaps net.DefaultResolver, which every test of
+	// the process shares; run alongside parallel tests, the swap raced
+	// under -race with their lookups (and would count theirs as ours).
+	forEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		dm := hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}

@@ -11,13 +11,17 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
-// fixture is one hub on one adapter with a box of two agents and a second
-// box with one agent.
+// fixture is the shared hubtest world under the short names this
+// package's tests use: a box of two agents (a, b) and a second box with
+// one agent (other). A test may swap h (another instance of the service
+// on the same store) or t (a subtest's); the helpers follow.
 type fixture struct {
+	w     *hubtest.World
 	t     testing.TB
 	h     *hub.Hub
 	st    *teststores.Counting
@@ -29,77 +33,74 @@ type fixture struct {
 	raw   store.Store
 }
 
+// newFixture builds the world on ad with the store wrapped by wrap.
 func newFixture(t testing.TB, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {
 	t.Helper()
-	clock := teststores.NewClock()
-	raw := ad.Open(t, clock.Now)
-	var s store.Store = raw
-	independent := false
-	for _, w := range wrap {
-		s = w(s)
-		if _, ok := s.(*writeBarrier); ok {
-			// The barrier makes racers read before any writes: possible
-			// only between processes, which share no locks.
-			independent = true
-		}
-	}
-	counting := teststores.NewCounting(s)
-	f := &fixture{t: t, clock: clock, st: counting, raw: raw, ctx: context.Background()}
-	f.h = hub.New(counting, hub.Options{Now: clock.Now, OrderedWrites: ad.OrderedWrites, IndependentCalls: independent})
-	adm := f.h.Admin()
-	box, err := adm.CreateBox(f.ctx, "main")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	f.box = box.BoxID
-	f.a = f.mustAgent(box.BoxID, "alice")
-	f.b = f.mustAgent(box.BoxID, "bob")
-	other, err := adm.CreateBox(f.ctx, "other")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	f.other = f.mustAgent(other.BoxID, "mallory")
-	return f
+	w := hubtest.New(t, ad, hubtest.Config{Wrap: wrap})
+	return &fixture{w: w, t: w.T, h: w.Hub, st: w.Store, clock: w.Clock, box: w.Box,
+		a: w.Alice, b: w.Bob, other: w.Mallory, ctx: w.Ctx, raw: w.Raw}
+}
+
+// world is the hubtest world with the fixture's current hub and test.
+func (f *fixture) world() *hubtest.World {
+	w := *f.w
+	w.T, w.Hub, w.Admin = f.t, f.h, f.h.Admin()
+	return &w
 }
 
 func (f *fixture) mustAgent(box, name string) *hub.AgentInfo {
 	f.t.Helper()
-	ag, err := f.h.Admin().CreateAgent(f.ctx, box, name, "tester")
-	if err != nil {
-		f.t.Fatalf("CreateAgent(%s): %v", name, err)
-	}
-	return ag
+	return f.world().MustAgent(box, name)
 }
 
 // prime opens a REST session for ag and returns its credentials.
 func (f *fixture) prime(ag *hub.AgentInfo) hub.Credentials {
 	f.t.Helper()
-	out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
-	if err != nil {
-		f.t.Fatalf("Prime(%s): %v", ag.Name, err)
-	}
-	return hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID, Transport: "rest"}
+	return f.world().Prime(ag)
 }
 
+// forEachAdapter runs fn on every adapter, in parallel (hubtest.ForEachAdapter).
 func forEachAdapter(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
-	for _, ad := range teststores.All() {
-		t.Run(ad.Name, func(t *testing.T) { fn(t, ad) })
-	}
+	hubtest.ForEachAdapter(t, fn)
+}
+
+// forEachAdapterInBubble runs fn on every adapter in parallel, each inside
+// a synctest bubble (hubtest.ForEachAdapterInBubble).
+func forEachAdapterInBubble(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
+	hubtest.ForEachAdapterInBubble(t, fn)
+}
+
+// forEachAdapterSerial runs fn on every adapter, one after the other and
+// never alongside a parallel test: for a test that changes process-wide
+// state.
+func forEachAdapterSerial(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
+	hubtest.ForEachAdapterSerial(t, fn)
 }
 
 func wantCode(t *testing.T, call string, err error, want apperr.Code) *apperr.Error {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("%s: got success, want %s", call, want)
+	return hubtest.WantCode(t, call, err, want)
+}
+
+// wantLimit checks one row of a limits table: a call meant to pass (want
+// "") passed, or one meant to fail failed with want, its message echoing
+// none of echo (the refused value's telltales). It reports whether the
+// call passed.
+func wantLimit(t *testing.T, call string, err error, want apperr.Code, echo ...string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("%s: %v", call, err)
+		}
+		return true
 	}
-	e, ok := apperr.As(err)
-	if !ok {
-		t.Fatalf("%s: got untyped error %v, want %s", call, err, want)
+	e := wantCode(t, call, err, want)
+	for _, s := range echo {
+		if strings.Contains(e.Message, s) {
+			t.Errorf("%s: error message echoes the rejected value: %q", call, e.Message)
+		}
 	}
-	if e.Code != want {
-		t.Fatalf("%s: got %s (%s), want %s", call, e.Code, e.Message, want)
-	}
-	return e
+	return false
 }
 
 func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body string) (*hub.CheckpointOutput, error) {
@@ -777,16 +778,8 @@ func TestCheckpointLimits(t *testing.T) {
 					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: rev,
 					BodyMD: tc.body, Payload: hub.Object(tc.payload),
 				})
-				if tc.want == "" {
-					if err != nil {
-						t.Fatalf("CheckpointSave: %v", err)
-					}
+				if wantLimit(t, "CheckpointSave", err, tc.want, "aaaa", "éé") {
 					rev = out.Checkpoint.Revision
-					return
-				}
-				e := wantCode(t, "CheckpointSave", err, tc.want)
-				if strings.Contains(e.Message, "aaaa") || strings.Contains(e.Message, "éé") {
-					t.Errorf("error message echoes the rejected value: %q", e.Message)
 				}
 			})
 		}

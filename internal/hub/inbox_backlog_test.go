@@ -132,6 +132,7 @@ func ibCopyInbox(t *testing.T, items []*store.Item, src, dst *fixture) {
 // the hub on the embedded store; minidyn takes about ten minutes for that
 // many sends, so the DynamoDB adapter gets a copy of the inbox as stored.
 func TestInboxLongAckedHistory(t *testing.T) {
+	t.Parallel()
 	const history = 10_000
 	wrap := func() (*headGets, *rowsRead, []func(store.Store) store.Store) {
 		g := &headGets{seen: make(chan struct{}, 1)}
@@ -144,7 +145,9 @@ func TestInboxLongAckedHistory(t *testing.T) {
 	src := newFixture(t, boltAdapter(), w0...)
 	ibBacklog(src, history)
 	stored := ibInboxItems(t, src)
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+	// The adapters one after the other: the embedded run uses src itself,
+	// which the DynamoDB run copies from. The test runs alongside others.
+	forEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
 		f, g, rr := src, g0, rr0
 		if ad.Name != "bolt" {
 			var w []func(store.Store) store.Store
@@ -228,6 +231,7 @@ func boltAdapter() teststores.Adapter {
 // unread, a cursor-less inbox_list with wait_seconds 20 answers after 20
 // seconds (fake time), empty with a resume cursor.
 func TestInboxWaitNothingUnread(t *testing.T) {
+	t.Parallel()
 	// The embedded store only: minidyn is served over a socket, where the
 	// fake clock of a bubble cannot wait.
 	synctest.Test(t, func(t *testing.T) {

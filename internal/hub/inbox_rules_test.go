@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
@@ -15,11 +16,13 @@ import (
 // arrives — woken in process, or by its poll of the inbox head when the
 // message is sent through another hub on the same table (another Lambda
 // instance), and also when it has no cursor and everything is read — and
-// returns empty at its limit; the bound is 0-20.
+// returns empty at its limit; the bound is 0-20. Time is a synctest
+// bubble's: the waits and the one-second polls take none.
 func TestInboxWait(t *testing.T) {
+	t.Parallel()
 	for _, via := range []string{"same hub", "other hub", "no cursor, all read"} {
 		t.Run(via, func(t *testing.T) {
-			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+			forEachAdapterInBubble(t, func(t *testing.T, ad teststores.Adapter) {
 				g := &headGets{seen: make(chan struct{}, 1)}
 				f := newFixture(t, ad, func(s store.Store) store.Store { g.Store = s; return g })
 				crA, crB := f.prime(f.a), f.prime(f.b)
@@ -58,30 +61,42 @@ func TestInboxWait(t *testing.T) {
 				case r := <-got:
 					t.Fatalf("InboxList with wait_seconds returned without waiting: %+v, %v", r.out, r.err)
 				}
+				sentAt := time.Now()
 				sent, err := sender.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "w"},
 					Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "wake up"})
 				if err != nil {
 					t.Fatalf("MessageSend: %v", err)
 				}
 				r := <-got
+				// Woken at once in process; through another hub, by the
+				// next poll of the head, a second on.
+				if d, want := time.Since(sentAt), map[bool]time.Duration{false: 0, true: time.Second}[via == "other hub"]; d != want {
+					t.Errorf("waiting InboxList answered %v after the send, want %v", d, want)
+				}
 				if r.err != nil || len(r.out.Rows) != 1 || r.out.Rows[0].Message == nil || r.out.Rows[0].Message.MessageID != sent.MessageID || r.out.ResumeCursor == "" {
 					t.Fatalf("waiting InboxList = %+v, %v; want the new message and a resume cursor", r.out, r.err)
 				}
 				// Nothing arrives: the wait ends at its limit, empty.
+				start := time.Now()
 				empty, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Cursor: r.out.ResumeCursor, WaitSeconds: 1})
 				if err != nil || len(empty.Rows) != 0 || empty.ResumeCursor == "" {
 					t.Fatalf("InboxList waiting 1 s for nothing = %+v, %v; want no rows and a resume cursor", empty, err)
 				}
+				if d := time.Since(start); d != time.Second {
+					t.Errorf("InboxList waiting 1 s for nothing answered after %v", d)
+				}
 			})
 		})
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		crB := f.prime(f.b)
-		_, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{WaitSeconds: 21})
-		wantCode(t, "InboxList with wait_seconds 21", err, apperr.LimitExceeded)
-		_, err = f.h.InboxList(f.ctx, crB, hub.InboxListInput{WaitSeconds: -1})
-		wantCode(t, "InboxList with wait_seconds -1", err, apperr.InvalidArgument)
+	t.Run("bounds", func(t *testing.T) {
+		forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+			f := newFixture(t, ad)
+			crB := f.prime(f.b)
+			_, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{WaitSeconds: 21})
+			wantCode(t, "InboxList with wait_seconds 21", err, apperr.LimitExceeded)
+			_, err = f.h.InboxList(f.ctx, crB, hub.InboxListInput{WaitSeconds: -1})
+			wantCode(t, "InboxList with wait_seconds -1", err, apperr.InvalidArgument)
+		})
 	})
 }
 

@@ -17,7 +17,8 @@ import (
 // how long the call waited; agent_prime reports the cap. In fake time
 // (testing/synctest), so the waits take none.
 func TestInboxWaitIsHonest(t *testing.T) {
-	ad := teststores.All()[0]
+	t.Parallel()
+	ad := teststores.Bubbled()[0] // opened inside the bubble
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, ad)
 		crB := f.prime(f.b)

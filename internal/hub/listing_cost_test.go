@@ -39,6 +39,7 @@ func readUnits(t *testing.T, m *teststores.Metered, call func() error) float64 {
 // 100 small listing items cost. Reading the spaces themselves, from the
 // index or by key, would cost several times the bound.
 func TestListSpacesReadsListingItems(t *testing.T) {
+	t.Parallel()
 	f, m := meteredFixture(t)
 	cr := f.prime(f.a)
 	goal := strings.Repeat("g", hub.MaxGoalBytes)
@@ -77,6 +78,7 @@ func TestListSpacesReadsListingItems(t *testing.T) {
 // listing items' units, not the cards'; a search that matches everything
 // reads whole cards only for its page.
 func TestDirectorySearchReadBounded(t *testing.T) {
+	t.Parallel()
 	f, m := meteredFixture(t)
 	cards := make([]hub.SeedCard, 1000)
 	for i := range cards {
@@ -182,6 +184,7 @@ func TestListingsFindItemsOfTheOldShape(t *testing.T) {
 // short pages with cursors, each call reading a bounded number of units,
 // and the card is found once at the end.
 func TestDirectorySearchByteBudget(t *testing.T) {
+	t.Parallel()
 	f, m := meteredFixture(t)
 	wide := strings.Repeat("😀", 76)
 	cards := make([]hub.SeedCard, 1000)

@@ -336,16 +336,7 @@ func TestMemoryLimits(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := saveNote(f, cr, tc.note, 0, tc.content, "")
-				if tc.want == "" {
-					if err != nil {
-						t.Fatalf("SaveMemory: %v", err)
-					}
-					return
-				}
-				e := wantCode(t, "SaveMemory", err, tc.want)
-				if strings.Contains(e.Message, "éé") || strings.Contains(e.Message, "nnnn") {
-					t.Errorf("error echoes the rejected value: %q", e.Message)
-				}
+				wantLimit(t, "SaveMemory", err, tc.want, "éé", "nnnn")
 			})
 		}
 		t.Run("Count", func(t *testing.T) {

@@ -30,7 +30,8 @@ const rateRTT = 10 * time.Millisecond
 // inbox head every DM moves. A box has no such item: its rate is the
 // write limit (limits.Default: 100 writes per second, burst 600).
 func TestRateBounds(t *testing.T) {
-	ad := teststores.All()[0]
+	t.Parallel()
+	ad := teststores.Bubbled()[0] // opened inside the bubble
 	for _, tc := range []struct {
 		name string
 		dm   bool

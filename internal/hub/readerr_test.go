@@ -56,6 +56,7 @@ func (d *droppingStore) Write(ctx context.Context, ops []store.Op) error {
 // for a mutation that failed before writing. A write whose connection
 // drops keeps STORAGE_FAILURE: its outcome is unknown.
 func TestDroppedReadIsRetryable(t *testing.T) {
+	t.Parallel()
 	var d *droppingStore
 	f := newFixture(t, teststores.All()[0], func(s store.Store) store.Store { d = &droppingStore{Store: s}; return d })
 	cr := f.prime(f.a)

@@ -125,6 +125,7 @@ func (f *failingHead) Write(ctx context.Context, ops []store.Op) error {
 // run again on what the store holds: bob ends with carol's message alone,
 // as row 1.
 func TestPipelinedPredecessorFails(t *testing.T) {
+	t.Parallel()
 	ad := teststores.All()[0]
 	if !ad.OrderedWrites {
 		t.Fatalf("adapter %s: want the embedded engine, whose writes are ordered", ad.Name)

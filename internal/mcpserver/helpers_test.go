@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics/metricstest"
 	"github.com/agentbox/agentbox/internal/registry"
@@ -43,16 +44,7 @@ type env struct {
 }
 
 // adapter returns the named storage adapter.
-func adapter(t *testing.T, name string) teststores.Adapter {
-	t.Helper()
-	for _, a := range teststores.All() {
-		if a.Name == name {
-			return a
-		}
-	}
-	t.Fatalf("no storage adapter %q", name)
-	return teststores.Adapter{}
-}
+func adapter(t *testing.T, name string) teststores.Adapter { return hubtest.Adapter(t, name) }
 
 // newEnv starts an endpoint on the bolt store.
 func newEnv(t *testing.T) *env { return newEnvOn(t, adapter(t, "bolt")) }
@@ -63,42 +55,22 @@ func newEnvOn(t *testing.T, a teststores.Adapter) *env { return newEnvWrapped(t,
 // for a test that observes the store.
 func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) store.Store) *env {
 	t.Helper()
-	clock := teststores.NewClock()
-	st := a.Open(t, clock.Now)
-	if wrap != nil {
-		st = wrap(st)
-	}
-	counter := teststores.NewCounting(st)
 	logs := &reqlogtest.Buffer{}
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
 	metrics := &metricstest.Recorder{}
-	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log, Metrics: metrics})
+	cfg := hubtest.Config{Options: hub.Options{Logger: log, Metrics: metrics}}
+	if wrap != nil {
+		cfg.Wrap = []func(store.Store) store.Store{wrap}
+	}
+	// OrderedWrites off, as these tests have always run: the round trips
+	// they count do not depend on bbolt's shared commits.
+	a.OrderedWrites = false
+	w := hubtest.New(t, a, cfg)
 	reg := registry.New()
-	srv := httptest.NewServer(mcpserver.New(h, reg, log))
+	srv := httptest.NewServer(mcpserver.New(w.Hub, reg, log))
 	t.Cleanup(srv.Close)
-
-	e := &env{hub: h, reg: reg, url: srv.URL, logs: logs, clock: clock, counter: counter, metrics: metrics}
-	ctx := context.Background()
-	admin := h.Admin()
-	box, err := admin.CreateBox(ctx, "box-one")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	other, err := admin.CreateBox(ctx, "box-two")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	for _, a := range []struct {
-		dst       **hub.AgentInfo
-		box, name string
-	}{{&e.alice, box.BoxID, "alice"}, {&e.bob, box.BoxID, "bob"}, {&e.mallory, other.BoxID, "mallory"}} {
-		info, err := admin.CreateAgent(ctx, a.box, a.name, "tester")
-		if err != nil {
-			t.Fatalf("CreateAgent(%q): %v", a.name, err)
-		}
-		*a.dst = info
-	}
-	return e
+	return &env{hub: w.Hub, reg: reg, url: srv.URL, logs: logs, clock: w.Clock, counter: w.Store, metrics: metrics,
+		alice: w.Alice, bob: w.Bob, mallory: w.Mallory}
 }
 
 // secrets are strings that must never appear in a log line.

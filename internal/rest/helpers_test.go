@@ -14,16 +14,18 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
-// env is a REST server over real net/http on one store, with a box holding
-// alice and bob and a second box holding carol.
+// env is a REST server over real net/http on one store, with the hubtest
+// world: a box holding alice and bob and a second box holding carol.
 type env struct {
 	t     *testing.T
 	h     *hub.Hub
@@ -54,37 +56,15 @@ func newEnv(t *testing.T, st store.Store, wrap func(http.Handler) http.Handler) 
 // newEnvOpts is newEnv with a hub configured by opts.
 func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
-	h := hub.New(st, opts)
+	w := hubtest.New(t, teststores.Adapter{}, hubtest.Config{Store: st, Options: opts, Role: "coder"})
 	logs := &reqlogtest.Buffer{}
-	var handler = conformsToOpenAPI(t, rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
+	var handler = conformsToOpenAPI(t, rest.New(w.Hub, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
 	if wrap != nil {
 		handler = wrap(handler)
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-
-	ctx := context.Background()
-	admin := h.Admin()
-	box, err := admin.CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	other, err := admin.CreateBox(ctx, "other")
-	if err != nil {
-		t.Fatalf("CreateBox: %v", err)
-	}
-	e := &env{t: t, h: h, srv: srv, logs: logs, box: box.BoxID}
-	for _, a := range []struct {
-		dst       **hub.AgentInfo
-		box, name string
-	}{{&e.alice, box.BoxID, "alice"}, {&e.bob, box.BoxID, "bob"}, {&e.carol, other.BoxID, "carol"}} {
-		info, err := admin.CreateAgent(ctx, a.box, a.name, "coder")
-		if err != nil {
-			t.Fatalf("CreateAgent(%s): %v", a.name, err)
-		}
-		*a.dst = info
-	}
-	return e
+	return &env{t: t, h: w.Hub, srv: srv, logs: logs, box: w.Box, alice: w.Alice, bob: w.Bob, carol: w.Mallory}
 }
 
 // req is one HTTP request to the server.
@@ -223,6 +203,13 @@ func (e *env) prime(key string) string {
 		e.t.Fatalf("POST /v1/agent/prime: no session_id")
 	}
 	return out.SessionID
+}
+
+// as returns the calls of the agent with key in session sid.
+func (e *env) as(t *testing.T, key, sid string) func(method, path, body string) resp {
+	return func(method, path, body string) resp {
+		return e.do(t, req{method: method, path: path, key: key, session: sid, body: body})
+	}
 }
 
 type checkpointOut struct {

@@ -24,12 +24,7 @@ func TestMessageRoutes(t *testing.T) {
 		}
 	}
 	sa, sb := e.prime(e.alice.BoxKey), e.prime(e.bob.BoxKey)
-	a := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.alice.BoxKey, session: sa, body: body})
-	}
-	b := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.bob.BoxKey, session: sb, body: body})
-	}
+	a, b := e.as(t, e.alice.BoxKey, sa), e.as(t, e.bob.BoxKey, sb)
 
 	type receipt struct {
 		MessageID      string `json:"message_id"`

@@ -13,15 +13,7 @@ import (
 func TestRequestAndFileRoutes(t *testing.T) {
 	e := newEnv(t, boltStore(t), nil)
 	sa, sb, sc := e.prime(e.alice.BoxKey), e.prime(e.bob.BoxKey), e.prime(e.carol.BoxKey)
-	a := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.alice.BoxKey, session: sa, body: body})
-	}
-	b := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.bob.BoxKey, session: sb, body: body})
-	}
-	c := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.carol.BoxKey, session: sc, body: body})
-	}
+	a, b, c := e.as(t, e.alice.BoxKey, sa), e.as(t, e.bob.BoxKey, sb), e.as(t, e.carol.BoxKey, sc)
 
 	var sent struct {
 		MessageID    string `json:"message_id"`

@@ -159,12 +159,7 @@ func TestBoxIsolation(t *testing.T) {
 	ctx := context.Background()
 	adm := e.h.Admin()
 	aliceSID, carolSID := e.prime(e.alice.BoxKey), e.prime(e.carol.BoxKey)
-	as := func(key, sid string) func(method, path, body string) resp {
-		return func(method, path, body string) resp {
-			return e.do(t, req{method: method, path: path, key: key, session: sid, body: body})
-		}
-	}
-	alice, carol := as(e.alice.BoxKey, aliceSID), as(e.carol.BoxKey, carolSID)
+	alice, carol := e.as(t, e.alice.BoxKey, aliceSID), e.as(t, e.carol.BoxKey, carolSID)
 
 	// Same names on both sides.
 	rooms := map[string]string{}

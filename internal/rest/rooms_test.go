@@ -30,9 +30,7 @@ func TestRoomRoutes(t *testing.T) {
 		t.Fatalf("SetDirectoryListed: %v", err)
 	}
 	sa, sb := e.prime(e.alice.BoxKey), e.prime(e.bob.BoxKey)
-	a := func(method, path, body string) resp {
-		return e.do(t, req{method: method, path: path, key: e.alice.BoxKey, session: sa, body: body})
-	}
+	a := e.as(t, e.alice.BoxKey, sa)
 
 	var list struct {
 		Rooms []struct {

@@ -34,9 +34,7 @@ func TestSpacesAndMemoryOverREST(t *testing.T) {
 		t.Run(ad.Name, func(t *testing.T) {
 			e := newEnv(t, ad.Open(t, nil), nil)
 			sA, sB := e.prime(e.alice.BoxKey), e.prime(e.bob.BoxKey)
-			alice := func(method, path, body string) resp {
-				return e.do(t, req{method: method, path: path, key: e.alice.BoxKey, session: sA, body: body})
-			}
+			alice := e.as(t, e.alice.BoxKey, sA)
 
 			var created spaceOut
 			alice("POST", "/v1/spaces", `{"request_id":"req-1","title":"PDF extraction checkpoint","goal":"Verify.","visibility":"public","operation_key":"create-1"}`).

@@ -1,23 +1,42 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/server"
-	"github.com/agentbox/agentbox/internal/store/bolt"
+	"github.com/agentbox/agentbox/internal/store/teststores"
 )
+
+// limitedWorld is the hubtest world with cfg's limits enforced.
+func limitedWorld(t *testing.T, cfg limits.Config) *hubtest.World {
+	t.Helper()
+	return hubtest.New(t, teststores.All()[0], hubtest.Config{Options: hub.Options{Limits: &cfg}})
+}
+
+// initialize posts an MCP initialize from the address from with key as
+// its bearer to handler.
+func initialize(handler http.Handler, from, key string) *httptest.ResponseRecorder {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.RemoteAddr = from
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	handler.ServeHTTP(w, r)
+	return w
+}
 
 // bearerTransport adds the agent key to every request.
 type bearerTransport struct{ key string }
@@ -33,24 +52,10 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // INVALID_ARGUMENT that echoes nothing, and past the write limit a call is
 // an isError RATE_LIMITED envelope with retry_after_seconds.
 func TestMCPProbeAndRateLimit(t *testing.T) {
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg := limits.Config{AgentMutations: limits.Rate{PerSecond: 0.01, Burst: 3}}
-	h := hub.New(st, hub.Options{Limits: &cfg})
-	srv := httptest.NewServer(server.Handler(h, registry.New(), nil))
+	w := limitedWorld(t, limits.Config{AgentMutations: limits.Rate{PerSecond: 0.01, Burst: 3}})
+	srv := httptest.NewServer(server.Handler(w.Hub, registry.New(), nil))
 	t.Cleanup(srv.Close)
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, ag := w.Ctx, w.Alice
 	client := mcp.NewClient(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerTransport{ag.BoxKey}}, MaxRetries: -1},
@@ -116,46 +121,20 @@ func TestMCPProbeAndRateLimit(t *testing.T) {
 // source is answered 429 with Retry-After before anything is read, and a
 // good key from another source is not affected.
 func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
-	h := hub.New(st, hub.Options{Limits: &cfg})
-	handler := server.Handler(h, registry.New(), nil)
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	initialize := func(from, key string) *httptest.ResponseRecorder {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.RemoteAddr = from
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+key)
-		w := httptest.NewRecorder()
-		handler.ServeHTTP(w, r)
-		return w
-	}
+	wd := limitedWorld(t, limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}})
+	handler, ag := server.Handler(wd.Hub, registry.New(), nil), wd.Alice
 	const attacker, agent = "192.0.2.7:40000", "192.0.2.8:40000"
 	for i := range 3 {
-		if w := initialize(attacker, "abk_not-a-key"); w.Code != http.StatusUnauthorized {
+		if w := initialize(handler, attacker, "abk_not-a-key"); w.Code != http.StatusUnauthorized {
 			t.Fatalf("bad key %d: HTTP %d %s, want 401", i, w.Code, w.Body)
 		}
 	}
-	w := initialize(attacker, "abk_not-a-key")
+	w := initialize(handler, attacker, "abk_not-a-key")
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || strings.Contains(w.Body.String(), "not-a-key") {
 		t.Fatalf("bad key past the burst: HTTP %d (Retry-After %q) %s, want 429 with Retry-After and no echo",
 			w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
-	if w := initialize(agent, ag.BoxKey); w.Code != http.StatusOK {
+	if w := initialize(handler, agent, ag.BoxKey); w.Code != http.StatusOK {
 		t.Errorf("good key from another source: HTTP %d %s, want 200", w.Code, w.Body)
 	}
 }
@@ -164,42 +143,13 @@ func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
 // rotated-out key and a malformed one from the address a valid agent
 // shares are stopped, and the valid agent is never refused.
 func TestMCPAuthFailuresSpareValidKeys(t *testing.T) {
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
-	h := hub.New(st, hub.Options{Limits: &cfg})
-	handler := server.Handler(h, registry.New(), nil)
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, err := h.Admin().CreateAgent(ctx, box.BoxID, "alice", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, err := h.Admin().CreateAgent(ctx, box.BoxID, "bob", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Admin().RotateKey(ctx, bob.AgentID); err != nil {
+	w := limitedWorld(t, limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}})
+	handler, alice, bob := server.Handler(w.Hub, registry.New(), nil), w.Alice, w.Bob
+	if _, err := w.Admin.RotateKey(w.Ctx, bob.AgentID); err != nil {
 		t.Fatal(err)
 	}
 	const shared = "127.0.0.1:40000"
-	call := func(key string) int {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.RemoteAddr = shared
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+key)
-		w := httptest.NewRecorder()
-		handler.ServeHTTP(w, r)
-		return w.Code
-	}
+	call := func(key string) int { return initialize(handler, shared, key).Code }
 	for i := range 12 {
 		for _, failing := range []string{bob.BoxKey, "abk_not-a-key"} {
 			want := http.StatusUnauthorized

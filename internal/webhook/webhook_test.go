@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 	"github.com/agentbox/agentbox/internal/webhook"
@@ -146,31 +147,11 @@ type world struct {
 }
 
 func newWorld(t *testing.T, ad teststores.Adapter, r *receiver) *world {
-	ctx := context.Background()
-	st := ad.Open(t, nil)
-	h := hub.New(st, hub.Options{Logger: slog.New(slog.DiscardHandler), OrderedWrites: ad.OrderedWrites})
-	a := h.Admin()
-	box, err := a.CreateBox(ctx, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &world{h: h, st: st}
-	prime := func(name string) (hub.Credentials, string) {
-		ag, err := a.CreateAgent(ctx, box.BoxID, name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cr := hub.Credentials{Bearer: ag.BoxKey, Transport: "rest"}
-		out, err := h.Prime(ctx, cr, hub.PrimeInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cr.SessionID = out.SessionID
-		return cr, ag.AgentID
-	}
-	w.alice, _ = prime("alice")
-	w.bob, w.bobID = prime("bob")
-	w.hook, err = a.AddWebhook(ctx, w.bobID, r.srv.URL+"/hook")
+	// The store and the hub on real time, as the dispatcher is.
+	hw := hubtest.New(t, ad, hubtest.Config{Store: ad.Open(t, nil), Options: hub.Options{Logger: slog.New(slog.DiscardHandler)}})
+	w := &world{h: hw.Hub, st: hw.Store, alice: hw.Prime(hw.Alice), bob: hw.Prime(hw.Bob), bobID: hw.Bob.AgentID}
+	var err error
+	w.hook, err = hw.Admin.AddWebhook(hw.Ctx, w.bobID, r.srv.URL+"/hook")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,6 +66,25 @@ func all() []Adapter {
 	}
 }
 
+// Bubbled returns All's adapters in forms that a test may open inside a
+// testing/synctest bubble, so that waits and timeouts run on the bubble's
+// clock: bbolt as All has it, and DynamoDB as minidyn served in the calling
+// goroutine with no socket (dynamotest.NewInProcessStore), since a bubble
+// whose goroutines wait on network I/O never moves its clock. Open them
+// inside the bubble.
+func Bubbled() []Adapter {
+	out := All()
+	for i, ad := range out {
+		if ad.Name == "dynamo" {
+			out[i].Open = func(t testing.TB, now func() time.Time) store.Store {
+				t.Helper()
+				return dynamotest.NewInProcessStore(t, now)
+			}
+		}
+	}
+	return out
+}
+
 // Moto returns the DynamoDB adapter on moto (a second, independent DynamoDB
 // emulator; see mototest), a fresh table per store. Tests that race writers
 // and rely on transaction isolation must not run on it: moto does not

@@ -26,6 +26,7 @@ package dynamotest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -87,6 +88,39 @@ func NewStore(t testing.TB, now func() time.Time) *dynamo.Store {
 		AttemptTimeout: TestAttemptTimeout, OperationTimeout: TestOperationTimeout})
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// NewInProcessStore is NewStore with no socket between the adapter and
+// minidyn: the client hands each request to minidyn's handler in the
+// calling goroutine. Such a store can live inside a testing/synctest
+// bubble, where a loopback server cannot: a goroutine in network I/O is
+// never durably blocked, so the bubble's clock would never move. Open it
+// inside the bubble.
+func NewInProcessStore(t testing.TB, now func() time.Time) *dynamo.Store {
+	t.Helper()
+	client := dynamodb.New(dynamodb.Options{
+		Region:                          Region,
+		BaseEndpoint:                    aws.String("http://minidyn.invalid"),
+		DisableValidateResponseChecksum: true,
+		Credentials:                     credentials.NewStaticCredentialsProvider("test", "test", ""),
+		HTTPClient:                      handlerClient{Handler(server.NewServer())},
+	})
+	s := dynamo.New(client, NewTable(t, client), dynamo.Options{Now: now,
+		AttemptTimeout: TestAttemptTimeout, OperationTimeout: TestOperationTimeout})
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// handlerClient is an SDK HTTP client that serves each request with h.
+type handlerClient struct{ h http.Handler }
+
+func (c handlerClient) Do(r *http.Request) (*http.Response, error) {
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	rec := httptest.NewRecorder()
+	c.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
 }
 
 var tableSeq atomic.Int64
