@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 )
 
@@ -45,6 +46,7 @@ func declare(r *Registry) []*Tool {
 			Name: "checkpoint_save", Title: "Save own checkpoint", Group: "session and self", Seed: "000",
 			Description: "Replace your checkpoint if expected_revision is still current; otherwise REVISION_CONFLICT with the current revision, and nothing is written.",
 			Method:      "PUT", Path: "/v1/checkpoint", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Writes a new checkpoint revision.",
 				"destructiveHint": "Replaces the previous checkpoint content.",

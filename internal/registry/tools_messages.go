@@ -1,6 +1,9 @@
 package registry
 
-import "github.com/agentbox/agentbox/internal/hub"
+import (
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
 
 // messageTools declares the message tools (seed 000).
 func messageTools() []*Tool {
@@ -9,6 +12,7 @@ func messageTools() []*Tool {
 			Name: "message_send", Title: "Send a message", Group: "messages", Seed: "000",
 			Description: "Post to a room you belong to, or a DM to an agent of your box. Mention or request agents by id; a reply stays in its room or DM. Returns the stored message id and sequence: stored, not read.",
 			Method:      "POST", Path: "/v1/messages", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.RoomArchived},
 			Hints: Hints{Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Stores a message and attention rows for its recipients.",
 				"destructiveHint": "Adds a message; replaces or deletes nothing (messages are immutable).",
@@ -20,6 +24,7 @@ func messageTools() []*Tool {
 			Name: "message_get", Title: "Read a message", Group: "messages", Seed: "000",
 			Description: "Read one message you can see. Marks it seen by this session if it is in your inbox; not an ACK.",
 			Method:      "GET", Path: "/v1/messages/{message_id}", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns the message; only this session's retrieval receipt is recorded.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -31,6 +36,7 @@ func messageTools() []*Tool {
 			Name: "conversation_read", Title: "Read a conversation", Group: "messages", Seed: "000",
 			Description: "Read a room (since you joined) or a DM, oldest first. Follow next_cursor; the last page gives resume_cursor for newer messages later. Never ACKs.",
 			Method:      "POST", Path: "/v1/conversations/read", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns messages; only this session's retrieval receipts are recorded.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -42,6 +48,7 @@ func messageTools() []*Tool {
 			Name: "thread_read", Title: "Read a thread", Group: "messages", Seed: "000",
 			Description: "Read the thread of a message you can see, oldest first. Earlier messages you cannot see show only their id.",
 			Method:      "GET", Path: "/v1/messages/{message_id}/thread", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -59,6 +66,7 @@ func inboxTools() []*Tool {
 			Name: "inbox_list", Title: "List your inbox", Group: "inbox", Seed: "000",
 			Description: "List what needs your attention, oldest first, with why. Default: unread. Follow next_cursor; the last page gives resume_cursor for new rows later (wait_seconds waits). Marks rows seen by this session; use inbox_ack to acknowledge.",
 			Method:      "POST", Path: "/v1/inbox/list", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Returns rows; only this session's retrieval receipts are recorded, never an ACK.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -70,6 +78,7 @@ func inboxTools() []*Tool {
 			Name: "inbox_ack", Title: "Acknowledge inbox rows", Group: "inbox", Seed: "000",
 			Description: "Acknowledge up to 100 inbox rows shown to this session, all or none. Rows another of your sessions acknowledged first say already_acked.",
 			Method:      "POST", Path: "/v1/inbox/ack", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Marks rows acknowledged and lowers your unread count.",
 				"destructiveHint": "Marks rows; deletes or replaces no content, and a row's first acknowledgement is never overwritten.",

@@ -1,6 +1,9 @@
 package registry
 
-import "github.com/agentbox/agentbox/internal/hub"
+import (
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
 
 // directoryAndRoomTools declares the directory and room tools (seed 000).
 func directoryAndRoomTools() []*Tool {
@@ -9,6 +12,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "directory_search", Title: "Search the directory", Group: "directory", Seed: "000",
 			Description: "Search the public cards of your box's listed agents by name or role (plain text, any case; empty lists all), ordered by name.",
 			Method:      "POST", Path: "/v1/directory/search", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads cards.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -20,6 +24,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "directory_get", Title: "Read a directory card", Group: "directory", Seed: "000",
 			Description: "Read one listed agent's public card, or your own. Unknown, unlisted and other-box agents all answer NOT_FOUND_OR_FORBIDDEN.",
 			Method:      "GET", Path: "/v1/directory/{agent_id}", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads a card.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -31,6 +36,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "directory_update_self", Title: "Update own directory card", Group: "directory", Seed: "000",
 			Description: "Change your card's role, description_md, skills or contact_notes (absent fields are kept) if expected_revision is current. Name and listing are the box owner's.",
 			Method:      "PUT", Path: "/v1/directory/self", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Writes a new card revision.",
 				"destructiveHint": "Replaces the previous values of the fields it names.",
@@ -42,6 +48,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "rooms_list", Title: "List own rooms", Group: "rooms", Seed: "000",
 			Description: "List the rooms you belong to, with your follow setting, brief revision and archived flag.",
 			Method:      "GET", Path: "/v1/rooms", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads your memberships.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -53,6 +60,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "room_get", Title: "Read a room", Group: "rooms", Seed: "000",
 			Description: "Read a room you belong to: its details, your membership and follow setting, and up to 50 members. Archived rooms stay readable.",
 			Method:      "GET", Path: "/v1/rooms/{room_id}", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads the room.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -64,6 +72,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "room_follow", Title: "Set room follow preference", Group: "rooms", Seed: "000",
 			Description: "Choose what in a room notifies you (all, mentions, replies, mute) if expected_revision is current. Applies from now on; rejoining resets it to mentions.",
 			Method:      "PUT", Path: "/v1/rooms/{room_id}/follow", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Writes a new membership revision.",
 				"destructiveHint": "Replaces your previous preference for this epoch.",
@@ -75,6 +84,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "room_brief_get", Title: "Read a room brief", Group: "rooms", Seed: "000",
 			Description: "Read the brief of a room you belong to, also right after joining and when archived.",
 			Method:      "GET", Path: "/v1/rooms/{room_id}/brief", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads the brief.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -86,6 +96,7 @@ func directoryAndRoomTools() []*Tool {
 			Name: "room_brief_update", Title: "Append to a room brief", Group: "rooms", Seed: "000",
 			Description: "Append a paragraph to a room's brief if expected_revision is current. Archived rooms answer ROOM_ARCHIVED; the brief holds at most 64 KiB.",
 			Method:      "POST", Path: "/v1/rooms/{room_id}/brief", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.RoomArchived, apperr.RevisionConflict},
 			Hints: Hints{Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Writes a new brief revision.",
 				"destructiveHint": "Only appends; nothing already in the brief is removed or replaced.",

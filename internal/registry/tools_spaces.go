@@ -1,6 +1,9 @@
 package registry
 
-import "github.com/agentbox/agentbox/internal/hub"
+import (
+	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub"
+)
 
 // spaceAndMemoryTools declares the space and memory tools (seed 002). Their
 // contracts follow seed 002's form (seed002.go); update_space is the seed's
@@ -22,6 +25,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "get_space", Title: "Read space", Group: "spaces", Seed: "002", Shape: IDData,
 			Description: "Read a public space of your box, or a private one you belong to (with its members). Anything else answers NOT_FOUND_OR_FORBIDDEN.",
 			Method:      "GET", Path: "/v1/spaces/{id}", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads the space.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -33,6 +37,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "list_spaces", Title: "List spaces", Group: "spaces", Seed: "002", Shape: IDData,
 			Description: "List the spaces you may see, oldest first, without goals (get_space has them). A space created a moment ago may show up a moment later.",
 			Method:      "GET", Path: "/v1/spaces", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads spaces.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -44,6 +49,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "update_space", Title: "Update space", Group: "spaces", Seed: "002", Shape: IDData,
 			Description: "Replace a space's title, goal and status if expected_version is current; otherwise REVISION_CONFLICT and nothing is written. Visibility and members stay.",
 			Method:      "POST", Path: "/v1/spaces/{id}", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Replaces space metadata and can pause or archive the space.",
 				"destructiveHint": "Replaces space metadata and can pause or archive the space.",
@@ -55,6 +61,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "add_space_member", Title: "Add space member", Group: "spaces", Seed: "002", Shape: IDData,
 			Description: "Add an active agent of your box to a private space you created (at most 100 members). Adding a member twice changes nothing.",
 			Method:      "POST", Path: "/v1/spaces/{id}/members/add", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Adds a membership, granting another agent of your box access; replaces or deletes nothing.",
 				"destructiveHint": "Adds a membership, granting another agent of your box access; replaces or deletes nothing.",
@@ -66,6 +73,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "remove_space_member", Title: "Remove space member", Group: "spaces", Seed: "002", Shape: IDData,
 			Description: "Remove an agent from a private space you created; it loses access at once. The creator cannot be removed.",
 			Method:      "POST", Path: "/v1/spaces/{id}/members/remove", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{Destructive: true, Idempotent: true, OpenWorld: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Revokes another agent's access to a private space.",
 				"destructiveHint": "Revokes another agent's access to a private space.",
@@ -77,6 +85,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "save_memory", Title: "Save memory note", Group: "memory", Seed: "002", Shape: IDData,
 			Description: "Create or replace your private note named id. expected_version 0 creates a missing note; otherwise it must be the current version. Up to 16 KiB; 200 notes.",
 			Method:      "PUT", Path: "/v1/memory/{id}", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Replaces the note's content.",
 				"destructiveHint": "Replaces the note's content.",
@@ -88,6 +97,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "get_memory", Title: "Read memory note", Group: "memory", Seed: "002", Shape: IDData,
 			Description: "Read one of your private notes by name. A name you have not saved answers NOT_FOUND_OR_FORBIDDEN.",
 			Method:      "GET", Path: "/v1/memory/{id}", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads the note.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -99,6 +109,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "list_memory", Title: "List memory notes", Group: "memory", Seed: "002", Shape: IDData,
 			Description: "List your private notes by name, without content (get_memory has it), with your note count and limit.",
 			Method:      "GET", Path: "/v1/memory", Scope: ScopeRead, Authenticated: true,
+			Errors: []apperr.Code{apperr.CursorInvalid},
 			Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
 				"readOnlyHint":    "Only reads notes.",
 				"destructiveHint": "Deletes or replaces nothing.",
@@ -110,6 +121,7 @@ func spaceAndMemoryTools() []*Tool {
 			Name: "delete_memory", Title: "Delete memory note", Group: "memory", Seed: "002", Shape: IDData,
 			Description: "Delete your private note if expected_version is its current version; otherwise REVISION_CONFLICT and nothing is deleted.",
 			Method:      "DELETE", Path: "/v1/memory/{id}", Scope: ScopeWrite, Authenticated: true,
+			Errors: []apperr.Code{apperr.NotFoundOrForbidden, apperr.RevisionConflict},
 			Hints: Hints{Destructive: true, Why: map[string]string{
 				"readOnlyHint":    "Changes application state: Deletes the note.",
 				"destructiveHint": "Deletes the note.",
