@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -354,13 +355,7 @@ var ruleCodes = []apperr.Code{apperr.InvalidArgument, apperr.LimitExceeded, appe
 
 // forEachAdapter runs fn on a fresh world per adapter.
 func forEachAdapter(t *testing.T, fn func(t *testing.T, w *world)) {
-	t.Parallel()
-	for _, ad := range teststores.All() {
-		t.Run(ad.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, newWorld(t, ad))
-		})
-	}
+	hubtest.ForEachAdapter(t, func(t *testing.T, ad teststores.Adapter) { fn(t, newWorld(t, ad)) })
 }
 
 // wantCode fails unless err carries want.

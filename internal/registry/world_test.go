@@ -10,17 +10,18 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
-// world is one hub on one adapter, called through the registry, with what
-// every tool needs to succeed: box main with alice, bob (listed) and carol,
-// a room of alice and bob, an archived room of alice's, bob's request to
-// alice in a DM with a file, alice's message in the room, and alice's
-// private space. Box other holds mallory.
+// world is hubtest's world (box main with alice and bob and their room,
+// box other with mallory), called through the registry, with what every
+// tool needs to succeed besides: carol in box main, bob listed, an
+// archived room of alice's, bob's request to alice in a DM with a file,
+// alice's message in the room, and alice's private space.
 type world struct {
 	t     testing.TB
 	ctx   context.Context
@@ -42,44 +43,21 @@ type world struct {
 
 func newWorld(t testing.TB, ad teststores.Adapter) *world {
 	t.Helper()
-	w := &world{t: t, ctx: context.Background(), clock: teststores.NewClock(), rec: registrytest.NewRecorder(),
-		session: map[string]string{}}
-	w.fault = &faultStore{Store: ad.Open(t, w.clock.Now)}
-	w.st = teststores.NewCounting(w.fault)
-	w.h = hub.New(w.st, hub.Options{Now: w.clock.Now, OrderedWrites: ad.OrderedWrites})
+	w := &world{t: t, ctx: context.Background(), rec: registrytest.NewRecorder(), session: map[string]string{}}
+	hw := hubtest.New(t, ad, hubtest.Config{Room: true, Wrap: []func(store.Store) store.Store{
+		func(s store.Store) store.Store { w.fault = &faultStore{Store: s}; return w.fault },
+	}})
+	w.h, w.st, w.clock = hw.Hub, hw.Store, hw.Clock
 	w.r = registry.New(w.rec.Option())
-	adm := w.h.Admin()
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+	w.alice, w.bob, w.mallory, w.room = hw.Alice, hw.Bob, hw.Mallory, hw.Room.RoomID
+	w.carol = hw.MustAgent(hw.Box, "carol")
+	w.archived = hw.MustRoom(hw.Box, "old", w.alice).RoomID
+	if _, err := hw.Admin.SetDirectoryListed(w.ctx, w.bob.AgentID, true); err != nil {
+		t.Fatalf("SetDirectoryListed: %v", err)
 	}
-	agent := func(box, name string) *hub.AgentInfo {
-		t.Helper()
-		ag, err := adm.CreateAgent(w.ctx, box, name, "tester")
-		must("CreateAgent("+name+")", err)
-		return ag
+	if _, err := hw.Admin.ArchiveRoom(w.ctx, w.archived); err != nil {
+		t.Fatalf("ArchiveRoom: %v", err)
 	}
-	main, err := adm.CreateBox(w.ctx, "main")
-	must("CreateBox", err)
-	other, err := adm.CreateBox(w.ctx, "other")
-	must("CreateBox", err)
-	w.alice, w.bob, w.carol = agent(main.BoxID, "alice"), agent(main.BoxID, "bob"), agent(main.BoxID, "carol")
-	w.mallory = agent(other.BoxID, "mallory")
-	_, err = adm.SetDirectoryListed(w.ctx, w.bob.AgentID, true)
-	must("SetDirectoryListed", err)
-	room, err := adm.CreateRoom(w.ctx, main.BoxID, "general", "The brief.")
-	must("CreateRoom", err)
-	archived, err := adm.CreateRoom(w.ctx, main.BoxID, "old", "Done.")
-	must("CreateRoom", err)
-	w.room, w.archived = room.RoomID, archived.RoomID
-	for _, m := range [][2]string{{w.room, w.alice.AgentID}, {w.room, w.bob.AgentID}, {w.archived, w.alice.AgentID}} {
-		_, err := adm.AddMember(w.ctx, m[0], m[1])
-		must("AddMember", err)
-	}
-	_, err = adm.ArchiveRoom(w.ctx, w.archived)
-	must("ArchiveRoom", err)
 	for _, ag := range []*hub.AgentInfo{w.alice, w.bob, w.carol, w.mallory} {
 		w.session[ag.AgentID] = w.prime(ag)
 	}
