@@ -63,7 +63,7 @@ type Tool struct {
 	Shape Shape
 	Hints Hints
 	// Scope is the OAuth scope: coordination:read for read-only tools,
-	// coordination:write for every other.
+	// coordination:write for every other (define sets it from the hints).
 	Scope string
 	// Authenticated is false only for get_help, whose answer is public
 	// documentation.
@@ -113,6 +113,12 @@ type keyed interface{ ArgumentKey() string }
 // define declares a tool from its domain handler; the schemas come from the
 // handler's types.
 func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
+	if t.Scope == "" {
+		t.Scope = ScopeWrite
+		if t.Hints.ReadOnly {
+			t.Scope = ScopeRead
+		}
+	}
 	t.Input = schema.Of[In]()
 	t.Result = schema.Of[Out]()
 	if t.Shape == IDData {
