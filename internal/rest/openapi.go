@@ -163,9 +163,11 @@ func errorStatuses() []int {
 }
 
 // toolErrorStatuses are the statuses t's error codes answer with, plus
-// the transport's own (405, 413, 415).
+// the transport's own: 405, 413, 415, and 500 for a failure it recovers
+// from (a panic is STORAGE_FAILURE whatever the tool).
 func toolErrorStatuses(t *registry.Tool) []int {
-	set := []int{http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType}
+	set := []int{http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+		http.StatusInternalServerError}
 	for _, c := range t.Errors {
 		if s := Status(c); !slices.Contains(set, s) {
 			set = append(set, s)
