@@ -21,6 +21,7 @@ import (
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics/metricstest"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store"
@@ -73,7 +74,7 @@ func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) st
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
 	metrics := &metricstest.Recorder{}
 	h := hub.New(counter, hub.Options{Now: clock.Now, Logger: log, Metrics: metrics})
-	reg := registry.New()
+	reg := registry.New(registrytest.Guard(t))
 	srv := httptest.NewServer(mcpserver.New(h, reg, log))
 	t.Cleanup(srv.Close)
 

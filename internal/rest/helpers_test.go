@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -56,7 +57,7 @@ func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.H
 	t.Helper()
 	h := hub.New(st, opts)
 	logs := &reqlogtest.Buffer{}
-	var handler = conformsToOpenAPI(t, rest.New(h, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
+	var handler = conformsToOpenAPI(t, rest.New(h, registry.New(registrytest.Guard(t)), reqlog.NewLogger(logs, slog.LevelDebug)))
 	if wrap != nil {
 		handler = wrap(handler)
 	}

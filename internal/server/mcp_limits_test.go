@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 )
@@ -40,7 +41,7 @@ func TestMCPProbeAndRateLimit(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := limits.Config{AgentMutations: limits.Rate{PerSecond: 0.01, Burst: 3}}
 	h := hub.New(st, hub.Options{Limits: &cfg})
-	srv := httptest.NewServer(server.Handler(h, registry.New(), nil))
+	srv := httptest.NewServer(server.Handler(h, registry.New(registrytest.Guard(t)), nil))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	box, err := h.Admin().CreateBox(ctx, "acme")
@@ -123,7 +124,7 @@ func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
 	h := hub.New(st, hub.Options{Limits: &cfg})
-	handler := server.Handler(h, registry.New(), nil)
+	handler := server.Handler(h, registry.New(registrytest.Guard(t)), nil)
 	ctx := context.Background()
 	box, err := h.Admin().CreateBox(ctx, "acme")
 	if err != nil {
@@ -171,7 +172,7 @@ func TestMCPAuthFailuresSpareValidKeys(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}}
 	h := hub.New(st, hub.Options{Limits: &cfg})
-	handler := server.Handler(h, registry.New(), nil)
+	handler := server.Handler(h, registry.New(registrytest.Guard(t)), nil)
 	ctx := context.Background()
 	box, err := h.Admin().CreateBox(ctx, "acme")
 	if err != nil {
