@@ -66,7 +66,31 @@ type Command struct {
 	Validate func(args Args) error
 	// Run performs the command. Its result is printed as JSON; its error is
 	// normalized to an apperr envelope.
-	Run func(ctx context.Context, a *hub.Admin, args Args) (any, error)
+	Run runFunc
+}
+
+// runFunc is a Command's Run.
+type runFunc = func(ctx context.Context, a *hub.Admin, args Args) (any, error)
+
+// with1, with2 and with3 run an Admin method on the values of the named
+// flags, in order: the commands that only pass their flags on.
+func with1[T any](fn func(*hub.Admin, context.Context, string) (T, error), f string) runFunc {
+	return func(ctx context.Context, a *hub.Admin, args Args) (any, error) { return fn(a, ctx, args[f]) }
+}
+
+func with2[T any](fn func(*hub.Admin, context.Context, string, string) (T, error), f, g string) runFunc {
+	return func(ctx context.Context, a *hub.Admin, args Args) (any, error) { return fn(a, ctx, args[f], args[g]) }
+}
+
+func with3[T any](fn func(*hub.Admin, context.Context, string, string, string) (T, error), f, g, h string) runFunc {
+	return func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+		return fn(a, ctx, args[f], args[g], args[h])
+	}
+}
+
+// idFlag is the required flag naming one entity by its UUID.
+func idFlag(entity string) Flag {
+	return Flag{Name: entity, Usage: entity + " id (UUID)", Required: true}
 }
 
 // maxFileBytes bounds a File flag's contents: far above any legal profile
@@ -104,16 +128,14 @@ var commands = []*Command{
 		Name:    "create-box",
 		Summary: "Create an empty box (an isolated coordination space).",
 		Flags:   []Flag{{Name: "name", Usage: "box name, 1-80 characters", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.CreateBox(ctx, args["name"])
-		},
+		Run:     with1((*hub.Admin).CreateBox, "name"),
 	},
 	{
 		Name: "create-agent",
 		Summary: "Create an agent in a box and print its key. The key is shown this once and never again. " +
 			"The output's \"directory\" says what the box directory shows of the agent.",
 		Flags: []Flag{
-			{Name: "box", Usage: "box id (UUID)", Required: true},
+			idFlag("box"),
 			{Name: "name", Usage: "agent name, 1-80 characters", Required: true},
 			{Name: "role", Usage: "role in the agent's private profile (profile_get); the directory does not show it"},
 			{Name: "listed", Usage: "list the agent's public card in the box directory, so directory_search finds it (default: unlisted)", Switch: true},
@@ -128,45 +150,37 @@ var commands = []*Command{
 		Name: "rotate-key",
 		Summary: "Revoke every key of an agent and issue a new one, atomically; prints the new key once. " +
 			"The new key keeps the scope of the agent's keys unless --scope is given.",
-		Flags: []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RotateKeyScoped(ctx, args["agent"], args["scope"])
-		},
+		Flags: []Flag{idFlag("agent")},
+		Run:   with2((*hub.Admin).RotateKeyScoped, "agent", "scope"),
 	},
 	{
 		Name:    "revoke-key",
 		Summary: "Revoke one key of an agent (--key), or all of its keys.",
 		Flags: []Flag{
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			idFlag("agent"),
 			{Name: "key", Usage: "key id to revoke (from key_ids); omit to revoke every key"},
 		},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RevokeKey(ctx, args["agent"], args["key"])
-		},
+		Run: with2((*hub.Admin).RevokeKey, "agent", "key"),
 	},
 	{
 		Name: "deactivate-agent",
 		Summary: "Deactivate an agent: it can no longer authenticate, leaves the directory, rosters and targets " +
 			"(unknown to other agents), and keeps its history and memberships. Running it again completes an interrupted run.",
-		Flags: []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.DeactivateAgent(ctx, args["agent"])
-		},
+		Flags: []Flag{idFlag("agent")},
+		Run:   with1((*hub.Admin).DeactivateAgent, "agent"),
 	},
 	{
 		Name:    "reactivate-agent",
 		Summary: "Reactivate a deactivated agent: its keys work again and its card and memberships return.",
-		Flags:   []Flag{{Name: "agent", Usage: "agent id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.ReactivateAgent(ctx, args["agent"])
-		},
+		Flags:   []Flag{idFlag("agent")},
+		Run:     with1((*hub.Admin).ReactivateAgent, "agent"),
 	},
 	{
 		Name: "set-profile",
 		Summary: "Replace fields of an agent's private profile from a JSON file " +
 			`{"role": ..., "instructions_md": ..., "payload": {...}}; absent fields are kept.`,
 		Flags: []Flag{
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			idFlag("agent"),
 			{Name: "file", Usage: "path of the JSON profile document", Required: true, File: true},
 		},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
@@ -176,7 +190,7 @@ var commands = []*Command{
 	{
 		Name:    "list-agents",
 		Summary: "List a box's agents by name, with each key's id and scope. Never shows keys.",
-		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("box")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			agents, err := a.ListAgents(ctx, args["box"])
 			if err != nil {

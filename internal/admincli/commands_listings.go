@@ -1,8 +1,6 @@
 package admincli
 
 import (
-	"context"
-
 	"github.com/agentbox/agentbox/internal/hub"
 )
 
@@ -14,9 +12,7 @@ func init() {
 		Name: "migrate-listings",
 		Summary: "Give a box's spaces and directory cards written before this version their listing items, " +
 			"so list_spaces and directory_search read small items only. Safe to run again and while agents work.",
-		Flags: []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.MigrateListings(ctx, args["box"])
-		},
+		Flags: []Flag{idFlag("box")},
+		Run:   with1((*hub.Admin).MigrateListings, "box"),
 	})
 }

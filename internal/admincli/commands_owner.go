@@ -29,15 +29,13 @@ var ownerCommands = []*Command{
 		Name: "create-owner-key",
 		Summary: "Create an owner key for a box's read-only operator view (/ui/) and print it. " +
 			"The key is shown this once and never again.",
-		Flags: []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.CreateOwnerKey(ctx, args["box"])
-		},
+		Flags: []Flag{idFlag("box")},
+		Run:   with1((*hub.Admin).CreateOwnerKey, "box"),
 	},
 	{
 		Name:    "list-owner-keys",
 		Summary: "List a box's owner keys (ids and creation times; never the keys).",
-		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("box")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			keys, err := a.ListOwnerKeys(ctx, args["box"])
 			if err != nil {
@@ -50,8 +48,6 @@ var ownerCommands = []*Command{
 		Name:    "revoke-owner-key",
 		Summary: "Revoke an owner key; the view refuses it from its next request.",
 		Flags:   []Flag{{Name: "key", Usage: "owner key id (key_id from list-owner-keys)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RevokeOwnerKey(ctx, args["key"])
-		},
+		Run:     with1((*hub.Admin).RevokeOwnerKey, "key"),
 	},
 }

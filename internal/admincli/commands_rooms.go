@@ -21,49 +21,41 @@ var roomCommands = []*Command{
 		Name:    "create-room",
 		Summary: "Create a room in a box, optionally with a first brief (Markdown, at most 64 KiB) read from a file.",
 		Flags: []Flag{
-			{Name: "box", Usage: "box id (UUID)", Required: true},
+			idFlag("box"),
 			{Name: "name", Usage: "room name, 1-80 characters", Required: true},
 			{Name: "brief-file", Usage: "path of a Markdown file holding the room's first brief", File: true},
 		},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.CreateRoom(ctx, args["box"], args["name"], args["brief-file"])
-		},
+		Run: with3((*hub.Admin).CreateRoom, "box", "name", "brief-file"),
 	},
 	{
 		Name:    "archive-room",
 		Summary: "Archive a room: members can still read it, every change answers ROOM_ARCHIVED. Archiving twice changes nothing.",
-		Flags:   []Flag{{Name: "room", Usage: "room id (UUID)", Required: true}},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.ArchiveRoom(ctx, args["room"])
-		},
+		Flags:   []Flag{idFlag("room")},
+		Run:     with1((*hub.Admin).ArchiveRoom, "room"),
 	},
 	{
 		Name: "add-member",
 		Summary: "Add an agent of the room's box to a room, starting a new membership epoch with the default follow preference " +
 			"(mentions). Adding a current member changes nothing (changed: false).",
 		Flags: []Flag{
-			{Name: "room", Usage: "room id (UUID)", Required: true},
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			idFlag("room"),
+			idFlag("agent"),
 		},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.AddMember(ctx, args["room"], args["agent"])
-		},
+		Run: with2((*hub.Admin).AddMember, "room", "agent"),
 	},
 	{
 		Name:    "remove-member",
 		Summary: "Remove an agent from a room, ending its membership epoch: it loses access at once. Re-adding starts a new epoch.",
 		Flags: []Flag{
-			{Name: "room", Usage: "room id (UUID)", Required: true},
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			idFlag("room"),
+			idFlag("agent"),
 		},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			return a.RemoveMember(ctx, args["room"], args["agent"])
-		},
+		Run: with2((*hub.Admin).RemoveMember, "room", "agent"),
 	},
 	{
 		Name:    "list-rooms",
 		Summary: "List a box's rooms by name with their member count, brief revision and archived flag.",
-		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("box")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			rooms, err := a.ListRooms(ctx, args["box"])
 			if err != nil {
@@ -76,7 +68,7 @@ var roomCommands = []*Command{
 		Name:    "directory-listing",
 		Summary: "List an agent in its box's directory (--on) or withdraw it (--off). Only the owner decides this.",
 		Flags: []Flag{
-			{Name: "agent", Usage: "agent id (UUID)", Required: true},
+			idFlag("agent"),
 			{Name: "on", Usage: "list the agent's card", Switch: true},
 			{Name: "off", Usage: "withdraw the agent's card", Switch: true},
 		},

@@ -40,7 +40,7 @@ var webhookCommands = []*Command{
 	{
 		Name:    "list-webhooks",
 		Summary: "List a box's webhook endpoints with their scope (agent or box), state (active, disabled, failing), delivered inbox seq and last status.",
-		Flags:   []Flag{{Name: "box", Usage: "box id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("box")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			l, err := a.ListWebhooks(ctx, args["box"])
 			if err != nil {
@@ -54,7 +54,7 @@ var webhookCommands = []*Command{
 		Summary: "Issue a new signing secret, printed once; the old one keeps signing beside it for --overlap " +
 			"(default 24h; 0 ends it at once).",
 		Flags: []Flag{
-			{Name: "webhook", Usage: "webhook id (UUID)", Required: true},
+			idFlag("webhook"),
 			{Name: "overlap", Usage: "how long the old secret still signs, e.g. 24h, 30m, 0"},
 		},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
@@ -73,7 +73,7 @@ var webhookCommands = []*Command{
 		Name: "enable-webhook",
 		Summary: "Enable a disabled or failing endpoint: deliveries resume from the agent's current inbox head " +
 			"(events dropped while failing stay dropped).",
-		Flags: []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Flags: []Flag{idFlag("webhook")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			return a.SetWebhookEnabled(ctx, args["webhook"], true)
 		},
@@ -81,7 +81,7 @@ var webhookCommands = []*Command{
 	{
 		Name:    "disable-webhook",
 		Summary: "Stop deliveries to an endpoint until enable-webhook.",
-		Flags:   []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("webhook")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			return a.SetWebhookEnabled(ctx, args["webhook"], false)
 		},
@@ -89,7 +89,7 @@ var webhookCommands = []*Command{
 	{
 		Name:    "remove-webhook",
 		Summary: "Delete an endpoint.",
-		Flags:   []Flag{{Name: "webhook", Usage: "webhook id (UUID)", Required: true}},
+		Flags:   []Flag{idFlag("webhook")},
 		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
 			if err := a.RemoveWebhook(ctx, args["webhook"]); err != nil {
 				return nil, err

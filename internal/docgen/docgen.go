@@ -23,13 +23,17 @@ import (
 // ToolTable renders one row per tool, in registry order.
 func ToolTable(r *registry.Registry) string {
 	var b strings.Builder
-	b.WriteString("| tool | REST | scope | description |\n|---|---|---|---|\n")
+	b.WriteString("| tool | REST | scope | description | its own errors |\n|---|---|---|---|---|\n")
 	for _, t := range r.Tools() {
 		scope := "write"
 		if t.Scope == registry.ScopeRead {
 			scope = "read"
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s %s` | %s | %s |\n", t.Name, t.Method, t.Path, scope, cell(t.Description))
+		var own []string
+		for _, c := range t.OwnErrors() {
+			own = append(own, "`"+string(c)+"`")
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s %s` | %s | %s | %s |\n", t.Name, t.Method, t.Path, scope, cell(t.Description), strings.Join(own, " "))
 	}
 	return b.String()
 }

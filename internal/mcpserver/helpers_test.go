@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics/metricstest"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store"
@@ -66,7 +67,7 @@ func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) st
 	// they count do not depend on bbolt's shared commits.
 	a.OrderedWrites = false
 	w := hubtest.New(t, a, cfg)
-	reg := registry.New()
+	reg := registry.New(registrytest.Guard(t))
 	srv := httptest.NewServer(mcpserver.New(w.Hub, reg, log))
 	t.Cleanup(srv.Close)
 	return &env{hub: w.Hub, reg: reg, url: srv.URL, logs: logs, clock: w.Clock, counter: w.Store, metrics: metrics,

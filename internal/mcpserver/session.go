@@ -66,6 +66,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/strictjson"
@@ -131,8 +132,8 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// source past its burst costs no store read at all.
 	var sources []string
 	if s.authFail != nil {
-		bearer, _ := bearerToken(r.Header)
-		sources = limits.AuthSources(r.RemoteAddr, hub.PresentedKeyID(bearer))
+		key, _ := bearer.Key(r.Header)
+		sources = limits.AuthSources(r.RemoteAddr, hub.PresentedKeyID(key))
 		now := time.Now()
 		for _, src := range sources {
 			if blocked, wait := s.authFail.Blocked(src, now); blocked {
@@ -167,8 +168,10 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *handler) post(w http.ResponseWriter, r *http.Request) {
-	bearer, ok := bearerToken(r.Header)
-	if !ok {
+	key, err := bearer.Key(r.Header)
+	if err != nil {
+		// Refused rather than treated as anonymous, so a client cannot
+		// believe it authenticated when it did not.
 		s.reject(w, r, http.StatusUnauthorized, jsonrpc.ID{}, codeServerError, "Authentication failed.", "authorization header")
 		return
 	}
@@ -205,7 +208,7 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 				"JSON-RPC batches were removed in protocol "+batchesRemoved+"; send one message per request.", "batch")
 			return
 		}
-		s.batch(w, r, bearer, body)
+		s.batch(w, r, key, body)
 		return
 	}
 	msg, ok := s.decode(w, r, body)
@@ -213,7 +216,7 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && s.isModern(r, req) {
-		s.modern(w, r, bearer, req)
+		s.modern(w, r, key, req)
 		return
 	}
 	if version >= statelessProtocol {
@@ -222,7 +225,7 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "The body must be a JSON-RPC request or notification.", "modern response")
 		return
 	}
-	s.one(w, r, bearer, msg, body)
+	s.one(w, r, key, msg, body)
 }
 
 // decode reads one JSON-RPC message through the same strict gate as REST:
@@ -437,8 +440,10 @@ func (s *handler) initialize(w http.ResponseWriter, r *http.Request, bearer stri
 }
 
 func (s *handler) delete(w http.ResponseWriter, r *http.Request) {
-	bearer, ok := bearerToken(r.Header)
-	if !ok {
+	key, err := bearer.Key(r.Header)
+	if err != nil {
+		// Refused rather than treated as anonymous, so a client cannot
+		// believe it authenticated when it did not.
 		s.reject(w, r, http.StatusUnauthorized, jsonrpc.ID{}, codeServerError, "Authentication failed.", "authorization header")
 		return
 	}
@@ -447,7 +452,7 @@ func (s *handler) delete(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id required.", "no session")
 		return
 	}
-	err := s.hub.CloseSession(r.Context(), sid, hub.Credentials{Bearer: bearer, SessionID: sid, Transport: transport})
+	err = s.hub.CloseSession(r.Context(), sid, hub.Credentials{Bearer: key, SessionID: sid, Transport: transport})
 	switch {
 	case errors.Is(err, hub.ErrUnboundSession):
 		w.Header().Set("Allow", "POST")
@@ -589,27 +594,6 @@ func originAllowed(r *http.Request) bool {
 func isBatch(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '['
-}
-
-// bearerToken extracts the key of 'Authorization: Bearer <key>'. ok is false
-// when an Authorization header is present but is not exactly one bearer
-// credential: such a request is refused rather than treated as anonymous,
-// so a client cannot believe it authenticated when it did not.
-func bearerToken(h http.Header) (key string, ok bool) {
-	vs := h.Values("Authorization")
-	switch len(vs) {
-	case 0:
-		return "", true
-	case 1:
-	default:
-		return "", false
-	}
-	scheme, key, found := strings.Cut(strings.TrimSpace(vs[0]), " ")
-	key = strings.TrimSpace(key)
-	if !found || !strings.EqualFold(scheme, "Bearer") || key == "" {
-		return "", false
-	}
-	return key, true
 }
 
 // rebinding reports a request that reached a loopback listener under a

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/registry"
@@ -82,8 +83,8 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 		cr := hub.Credentials{Transport: transport}
 		if header != nil {
 			// The session layer refused a malformed Authorization header,
-			// so ok is always true here.
-			cr.Bearer, _ = bearerToken(header)
+			// so there is no error here.
+			cr.Bearer, _ = bearer.Key(header)
 			// The durable session header, as REST takes it, lets a client
 			// that connects once per call (the Inspector CLI) use the
 			// session it primed in an earlier connection; without it, the

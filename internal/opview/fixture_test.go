@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 )
@@ -100,7 +101,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, sess: map[string]string{}, csp: &atomic.Int64{}, logs: &lockedLog{}}
 	log := slog.New(countingHandler{Handler: slog.DiscardHandler, n: w.csp, log: w.logs})
 	w.h = hub.New(st, hub.Options{Logger: log})
-	w.srv = httptest.NewServer(server.Handler(w.h, registry.New(), log))
+	w.srv = httptest.NewServer(server.Handler(w.h, registry.New(registrytest.Guard(t)), log))
 	// Browsers and MCP streams keep connections open; Close would wait.
 	t.Cleanup(func() { w.srv.CloseClientConnections(); w.srv.Close() })
 	ctx := context.Background()

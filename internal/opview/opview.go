@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 )
@@ -183,7 +184,8 @@ func tooMany(w http.ResponseWriter, wait time.Duration, msg string) {
 // api wraps a fragment renderer with owner-key authentication.
 func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		key, ok := bearer(r.Header)
+		key, err := bearer.Key(r.Header)
+		ok := err == nil && key != ""
 		// A guessed owner key costs a store read: failures are limited
 		// per source before the hub is asked (rest/authlimit.go).
 		sources := limits.AuthSources(r.RemoteAddr, hub.PresentedOwnerKeyID(key))
@@ -197,7 +199,6 @@ func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *htt
 			}
 		}
 		var ov *hub.OwnerView
-		var err error
 		if !ok {
 			err = apperr.New(apperr.AuthFailed, "Authentication failed.")
 		} else {
@@ -236,18 +237,6 @@ func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *htt
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(out))
 	}
-}
-
-func bearer(h http.Header) (string, bool) {
-	vals := h.Values("Authorization")
-	if len(vals) != 1 {
-		return "", false
-	}
-	scheme, key, ok := strings.Cut(vals[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
-		return "", false
-	}
-	return key, true
 }
 
 // rebinding is /mcp's rule: a request reaching a loopback listener with a

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/agentbox/agentbox/internal/apperr"
+
 	"github.com/agentbox/agentbox/internal/schema"
 )
 
@@ -20,6 +22,8 @@ type Contract struct {
 	Annotations              map[string]bool   `json:"annotations"`
 	AnnotationJustifications map[string]string `json:"annotation_justifications"`
 	SecuritySchemes          []SecurityScheme  `json:"security_schemes"`
+	// Errors are the codes the tool answers with (Tool.Errors).
+	Errors []apperr.Code `json:"errors"`
 	// ResultSchema, RESTContract and MCPContract are set for seed-002
 	// (IDData) tools only: the precise success shape and the seed's two
 	// contract blocks (seed002.go).
@@ -68,6 +72,7 @@ func (t *Tool) Contract() Contract {
 		Annotations:              t.Annotations(),
 		AnnotationJustifications: t.Hints.Why,
 		SecuritySchemes:          []SecurityScheme{{Type: "oauth2", Scopes: []string{t.Scope}}},
+		Errors:                   t.Errors,
 	}
 	if t.Shape == IDData {
 		c.ResultSchema, c.RESTContract, c.MCPContract = t.Result, t.restContract(), t.mcpContract()

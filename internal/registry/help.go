@@ -26,13 +26,12 @@ func helpTool(r *Registry) *Tool {
 	return define(Tool{
 		Name: "get_help", Title: "Tool contract", Group: "session and self", Seed: "002",
 		Description: "Return one tool's full contract: REST route, input and output schemas, annotations and security. Needs no session.",
-		Method:      "GET", Path: helpPath, Scope: ScopeRead, Authenticated: false,
-		Hints: Hints{ReadOnly: true, Idempotent: true, Why: map[string]string{
-			"readOnlyHint":    "Only reads static documentation.",
-			"destructiveHint": "Changes nothing.",
-			"idempotentHint":  "The same tool name always returns the same contract.",
-			"openWorldHint":   "Returns this service's own documentation only.",
-		}},
+		Method:      "GET", Path: helpPath,
+		Hints: Hints{ReadOnly: true, Idempotent: true, Why: why(
+			"Only reads static documentation.",
+			"Changes nothing.",
+			"The same tool name always returns the same contract.",
+			"Returns this service's own documentation only.")},
 	}, func(_ *hub.Hub, _ context.Context, _ hub.Credentials, in HelpInput) (*HelpOutput, error) {
 		t, ok := r.byName[in.Tool]
 		if !ok {

@@ -63,7 +63,7 @@ type Tool struct {
 	Shape Shape
 	Hints Hints
 	// Scope is the OAuth scope: coordination:read for read-only tools,
-	// coordination:write for every other.
+	// coordination:write for every other (define sets it from the hints).
 	Scope string
 	// Authenticated is false only for get_help, whose answer is public
 	// documentation.
@@ -81,8 +81,13 @@ type Tool struct {
 	Result *schema.Schema
 	// ExampleArgs is an example of the arguments (IDData: of data).
 	ExampleArgs json.RawMessage
+	// Errors are the codes the tool answers with. A declaration names
+	// those of the tool's own rules; New adds the ones every tool of its
+	// kind shares (errors.go).
+	Errors []apperr.Code
 
-	call func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error)
+	observer Observer
+	call     func(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error)
 }
 
 // PathParams lists the names of the path's {parameters}.
@@ -108,6 +113,12 @@ type keyed interface{ ArgumentKey() string }
 // define declares a tool from its domain handler; the schemas come from the
 // handler's types.
 func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
+	if t.Scope == "" {
+		t.Scope = ScopeWrite
+		if t.Hints.ReadOnly {
+			t.Scope = ScopeRead
+		}
+	}
 	t.Input = schema.Of[In]()
 	t.Result = schema.Of[Out]()
 	if t.Shape == IDData {
@@ -152,6 +163,14 @@ func resultOrError(result *schema.Schema) *schema.Schema {
 // tool's input schema, then the domain handler. Every failure is an
 // *apperr.Error; nothing of the arguments is echoed.
 func (t *Tool) Invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
+	out, err := t.invoke(ctx, h, cr, args)
+	if err != nil {
+		t.checkError(ctx, err)
+	}
+	return out, err
+}
+
+func (t *Tool) invoke(ctx context.Context, h *hub.Hub, cr hub.Credentials, args []byte) (any, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -232,7 +251,11 @@ type Registry struct {
 
 // New builds the registry. It panics on a malformed declaration: that is a
 // programming error caught by every test.
-func New() *Registry {
+func New(opts ...Option) *Registry {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	r := &Registry{byName: map[string]*Tool{}}
 	for _, t := range declare(r) {
 		if _, dup := r.byName[t.Name]; dup {
@@ -251,6 +274,8 @@ func New() *Registry {
 		}
 		addSessionArgument(t)
 		standardExamples(t)
+		completeErrors(t)
+		t.observer = o.observer
 		r.tools = append(r.tools, t)
 		r.byName[t.Name] = t
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -58,7 +59,7 @@ func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.H
 	t.Helper()
 	w := hubtest.New(t, teststores.Adapter{}, hubtest.Config{Store: st, Options: opts, Role: "coder"})
 	logs := &reqlogtest.Buffer{}
-	var handler = conformsToOpenAPI(t, rest.New(w.Hub, registry.New(), reqlog.NewLogger(logs, slog.LevelDebug)))
+	var handler = conformsToOpenAPI(t, rest.New(w.Hub, registry.New(registrytest.Guard(t)), reqlog.NewLogger(logs, slog.LevelDebug)))
 	if wrap != nil {
 		handler = wrap(handler)
 	}

@@ -162,6 +162,21 @@ func errorStatuses() []int {
 	return set
 }
 
+// toolErrorStatuses are the statuses t's error codes answer with, plus
+// the transport's own: 405, 413, 415, and 500 for a failure it recovers
+// from (a panic is STORAGE_FAILURE whatever the tool).
+func toolErrorStatuses(t *registry.Tool) []int {
+	set := []int{http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+		http.StatusInternalServerError}
+	for _, c := range t.Errors {
+		if s := Status(c); !slices.Contains(set, s) {
+			set = append(set, s)
+		}
+	}
+	slices.Sort(set)
+	return set
+}
+
 // errorResponseName names the shared error response of a status.
 func errorResponseName(integerRevisions bool, status int) string {
 	if integerRevisions {
@@ -235,7 +250,7 @@ func operation(t *registry.Tool) map[string]any {
 		"description": "The result.",
 		"content":     map[string]any{"application/json": map[string]any{"schema": t.Result}},
 	}}
-	for _, status := range errorStatuses() {
+	for _, status := range toolErrorStatuses(t) {
 		responses[strconv.Itoa(status)] = map[string]any{"$ref": "#/components/responses/" + errorResponseName(t.IntegerRevisions(), status)}
 	}
 
@@ -245,6 +260,8 @@ func operation(t *registry.Tool) map[string]any {
 		"description": t.Description,
 		"tags":        []string{t.Group},
 		"responses":   responses,
+		// The codes the tool answers with, as its contract lists them.
+		"x-error-codes": t.Errors,
 	}
 	if len(params) > 0 {
 		op["parameters"] = params

@@ -66,6 +66,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/metrics"
@@ -342,7 +343,7 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			"session_id is not accepted in the query string: URLs are logged and cached.").
 			WithNext("Send the session_id agent_prime returned as the " + SessionHeader + " header.")
 	}
-	bearer, err := bearerKey(r.Header.Values("Authorization"))
+	key, err := bearerKey(r.Header)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -358,11 +359,11 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return nil, 0, err
 	}
-	cr := hub.Credentials{Bearer: bearer, Transport: Transport}
+	cr := hub.Credentials{Bearer: key, Transport: Transport}
 	if len(sessions) == 1 {
 		cr.SessionID, cr.SessionHandle = sessions[0], true
 	}
-	sources := authSources(r, bearer)
+	sources := authSources(r, key)
 	if err := s.authBlocked(sources); err != nil {
 		return nil, 0, err
 	}
@@ -371,21 +372,16 @@ func (s *server) invoke(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return out, 0, err
 }
 
-// bearerKey extracts the key of 'Authorization: Bearer <key>' (scheme
-// case-insensitive, RFC 9110). No header is no key; any other form, or
-// several headers, is AUTH_FAILED rather than being ignored, so a caller
-// who meant to authenticate learns at once that it did not.
-func bearerKey(values []string) (string, error) {
-	switch len(values) {
-	case 0:
-		return "", nil
-	case 1:
-	default:
+// bearerKey is the request's bearer key (package bearer's rule). No
+// header is no key; any other form, or several headers, is AUTH_FAILED
+// rather than being ignored, so a caller who meant to authenticate learns
+// at once that it did not.
+func bearerKey(h http.Header) (string, error) {
+	key, err := bearer.Key(h)
+	switch {
+	case errors.Is(err, bearer.ErrMultiple):
 		return "", apperr.New(apperr.AuthFailed, "Send exactly one Authorization header.")
-	}
-	scheme, key, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
-	key = strings.TrimLeft(key, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" || strings.ContainsAny(key, " \t") {
+	case err != nil:
 		return "", apperr.New(apperr.AuthFailed, "The Authorization header must be 'Bearer <key>'.")
 	}
 	return key, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -53,7 +54,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // an isError RATE_LIMITED envelope with retry_after_seconds.
 func TestMCPProbeAndRateLimit(t *testing.T) {
 	w := limitedWorld(t, limits.Config{AgentMutations: limits.Rate{PerSecond: 0.01, Burst: 3}})
-	srv := httptest.NewServer(server.Handler(w.Hub, registry.New(), nil))
+	srv := httptest.NewServer(server.Handler(w.Hub, registry.New(registrytest.Guard(t)), nil))
 	t.Cleanup(srv.Close)
 	ctx, ag := w.Ctx, w.Alice
 	client := mcp.NewClient(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
@@ -122,7 +123,7 @@ func TestMCPProbeAndRateLimit(t *testing.T) {
 // good key from another source is not affected.
 func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
 	wd := limitedWorld(t, limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}})
-	handler, ag := server.Handler(wd.Hub, registry.New(), nil), wd.Alice
+	handler, ag := server.Handler(wd.Hub, registry.New(registrytest.Guard(t)), nil), wd.Alice
 	const attacker, agent = "192.0.2.7:40000", "192.0.2.8:40000"
 	for i := range 3 {
 		if w := initialize(handler, attacker, "abk_not-a-key"); w.Code != http.StatusUnauthorized {
@@ -144,7 +145,7 @@ func TestMCPAuthFailuresLimitedPerSource(t *testing.T) {
 // shares are stopped, and the valid agent is never refused.
 func TestMCPAuthFailuresSpareValidKeys(t *testing.T) {
 	w := limitedWorld(t, limits.Config{AuthFailures: limits.Rate{PerSecond: 0.01, Burst: 3}})
-	handler, alice, bob := server.Handler(w.Hub, registry.New(), nil), w.Alice, w.Bob
+	handler, alice, bob := server.Handler(w.Hub, registry.New(registrytest.Guard(t)), nil), w.Alice, w.Bob
 	if _, err := w.Admin.RotateKey(w.Ctx, bob.AgentID); err != nil {
 		t.Fatal(err)
 	}

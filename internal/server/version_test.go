@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 	"github.com/agentbox/agentbox/internal/version"
@@ -24,7 +25,7 @@ func TestServerInfoVersion(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	h := hub.New(st, hub.Options{})
-	handler := server.Handler(h, registry.New(), nil)
+	handler := server.Handler(h, registry.New(registrytest.Guard(t)), nil)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
