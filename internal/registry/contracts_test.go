@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -83,7 +82,29 @@ func (w *world) note(name string) string {
 }
 
 var toolCases = map[string]toolCase{
-	"agent_prime":    {ok: static(`{}`), roundTrips: 4},
+	"agent_prime": {ok: static(`{}`), roundTrips: 4,
+		codes: map[apperr.Code]scenario{apperr.NotPrimed: func(w *world) (*hub.AgentInfo, string) {
+			// A session whose MCP session was ended, presented as the
+			// transport's session (not as a handle).
+			dave, err := w.h.Admin().CreateAgent(w.ctx, w.alice.BoxID, "dave", "")
+			if err != nil {
+				w.t.Fatalf("CreateAgent: %v", err)
+			}
+			id, err := w.h.OpenSession(w.ctx, "")
+			if err != nil {
+				w.t.Fatalf("OpenSession: %v", err)
+			}
+			cr := hub.Credentials{Bearer: dave.BoxKey, SessionID: id, Transport: "mcp"}
+			if _, err := w.invoke("agent_prime", cr, `{}`); err != nil {
+				w.t.Fatalf("agent_prime: %v", err)
+			}
+			if err := w.h.CloseSession(w.ctx, id, cr); err != nil {
+				w.t.Fatalf("CloseSession: %v", err)
+			}
+			w.session[dave.AgentID] = id
+			return dave, `{}`
+		}},
+	},
 	"profile_get":    {ok: static(`{}`), roundTrips: 2},
 	"checkpoint_get": {ok: static(`{}`), roundTrips: 2},
 	"checkpoint_save": {
@@ -348,11 +369,6 @@ var toolCases = map[string]toolCase{
 	},
 }
 
-// ruleCodes are the codes the shared rules add (registry/errors.go); each
-// is provoked for every tool that lists it by its rule's test.
-var ruleCodes = []apperr.Code{apperr.InvalidArgument, apperr.LimitExceeded, apperr.AuthFailed, apperr.RateLimited,
-	apperr.TemporarilyUnavailable, apperr.NotPrimed, apperr.ProfileOutdated, apperr.StorageFailure, apperr.IdempotencyConflict}
-
 // forEachAdapter runs fn on a fresh world per adapter.
 func forEachAdapter(t *testing.T, fn func(t *testing.T, w *world)) {
 	hubtest.ForEachAdapter(t, func(t *testing.T, ad teststores.Adapter) { fn(t, newWorld(t, ad)) })
@@ -401,10 +417,7 @@ func TestEveryToolAnswersItsOwnErrors(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, w *world) {
 		for _, tl := range w.r.Tools() {
 			c := toolCases[tl.Name]
-			for _, code := range tl.Errors {
-				if slices.Contains(ruleCodes, code) {
-					continue
-				}
+			for _, code := range tl.OwnErrors() {
 				sc, ok := c.codes[code]
 				if !ok {
 					t.Errorf("tool %s lists %s, but no scenario in toolCases provokes it", tl.Name, code)

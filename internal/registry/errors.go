@@ -105,6 +105,9 @@ func (t *Tool) OwnErrors() []apperr.Code {
 	return out
 }
 
+// SharedErrors are the codes the rules shared by t's kind add.
+func (t *Tool) SharedErrors() []apperr.Code { return universalErrors(t) }
+
 // Declares reports whether code is one of t's Errors.
 func (t *Tool) Declares(code apperr.Code) bool { return slices.Contains(t.Errors, code) }
 

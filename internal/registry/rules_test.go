@@ -18,11 +18,11 @@ import (
 // iterating over the registry: a rule's test provokes its code for every
 // tool that lists it.
 
-// declaring are the tools that list code.
+// declaring are the tools to which the shared rule of code applies.
 func declaring(r *registry.Registry, code apperr.Code) []*registry.Tool {
 	var out []*registry.Tool
 	for _, tl := range r.Tools() {
-		if tl.Declares(code) {
+		if slices.Contains(tl.SharedErrors(), code) {
 			out = append(out, tl)
 		}
 	}

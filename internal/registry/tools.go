@@ -13,6 +13,8 @@ func declare(r *Registry) []*Tool {
 			Name: "agent_prime", Title: "Prime session", Group: "session and self", Seed: "000",
 			Description: "Call this first, and again whenever a tool answers NOT_PRIMED. Opens or resumes your session and returns its session_id with your profile, checkpoint, rooms and limits; pass that session_id as the session_id argument of every later call (REST: the Agentbox-Session header).",
 			Method:      "POST", Path: "/v1/agent/prime", Authenticated: true,
+			// A session it is asked to resume that was ended.
+			Errors: []apperr.Code{apperr.NotPrimed},
 			Hints: Hints{Idempotent: true, Why: why(
 				"Opens or resumes a session and records the profile version it observed.",
 				"Changes nothing but the caller's own session record.",
