@@ -181,45 +181,6 @@ func TestPrime(t *testing.T) {
 	})
 }
 
-func TestNotPrimed(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		primed := f.prime(f.a)
-		unbound, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
-		cases := []struct {
-			name    string
-			session string
-		}{
-			{"NoSession", ""},
-			{"MalformedSession", "not-a-session"},
-			{"UnknownSession", "s_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
-			{"UnboundSession", unbound},
-		}
-		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: tc.session}
-				_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-				wantCode(t, "CheckpointGet", err, apperr.NotPrimed)
-				_, err = f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
-				wantCode(t, "ProfileGet", err, apperr.NotPrimed)
-				_, err = save(f, cr, "k", 0, "x")
-				wantCode(t, "CheckpointSave", err, apperr.NotPrimed)
-			})
-		}
-		t.Run("IdleExpiry", func(t *testing.T) {
-			if _, err := f.h.CheckpointGet(f.ctx, primed, hub.CheckpointGetInput{}); err != nil {
-				t.Fatalf("CheckpointGet before expiry: %v", err)
-			}
-			f.clock.Advance(13 * time.Hour)
-			_, err := f.h.CheckpointGet(f.ctx, primed, hub.CheckpointGetInput{})
-			wantCode(t, "CheckpointGet after 13h idle", err, apperr.NotPrimed)
-		})
-	})
-}
-
 func TestSessionStaysAliveWhileUsed(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
@@ -782,39 +743,6 @@ func TestCheckpointLimits(t *testing.T) {
 					rev = out.Checkpoint.Revision
 				}
 			})
-		}
-	})
-}
-
-// TestRoundTrips counts store round trips per call once the session is
-// primed: at most 2 for a read tool and 3 for a mutation.
-func TestRoundTrips(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		calls := []struct {
-			name string
-			max  int64
-			call func() error
-		}{
-			{"profile_get", 2, func() error { _, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{}); return err }},
-			{"checkpoint_get", 2, func() error {
-				_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-				return err
-			}},
-			{"checkpoint_save", 3, func() error { _, err := save(f, cr, "rt", 0, "x"); return err }},
-			{"checkpoint_save replay", 3, func() error { _, err := save(f, cr, "rt", 0, "x"); return err }},
-		}
-		for _, c := range calls {
-			f.st.Reset()
-			if err := c.call(); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if got := f.st.Reset(); got > c.max {
-				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
-			} else {
-				t.Logf("%s: %d round trips", c.name, got)
-			}
 		}
 	})
 }

@@ -405,41 +405,6 @@ func TestListMemoryPaging(t *testing.T) {
 	})
 }
 
-func TestMemorySessionRules(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		if _, err := saveNote(f, cr, "plan", 0, "x", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
-		calls := map[string]func(hub.Credentials) error{
-			"SaveMemory": func(cr hub.Credentials) error { _, err := saveNote(f, cr, "plan", 1, "y", ""); return err },
-			"GetMemory":  func(cr hub.Credentials) error { _, err := getNote(f, cr, "plan"); return err },
-			"ListMemory": func(cr hub.Credentials) error {
-				_, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{})
-				return err
-			},
-			"DeleteMemory": func(cr hub.Credentials) error { _, err := deleteNote(f, cr, "plan", 1, ""); return err },
-		}
-		for name, call := range calls {
-			wantCode(t, name+" without a key", call(hub.Credentials{SessionID: cr.SessionID}), apperr.AuthFailed)
-			wantCode(t, name+" with another box's key", call(hub.Credentials{Bearer: f.other.BoxKey, SessionID: cr.SessionID}), apperr.AuthFailed)
-			wantCode(t, name+" without a session", call(hub.Credentials{Bearer: f.a.BoxKey}), apperr.NotPrimed)
-		}
-		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
-			t.Fatalf("SetProfile: %v", err)
-		}
-		for _, name := range []string{"SaveMemory", "DeleteMemory"} {
-			wantCode(t, name+" after a profile change", calls[name](cr), apperr.ProfileOutdated)
-		}
-		for _, name := range []string{"GetMemory", "ListMemory"} {
-			if err := calls[name](cr); err != nil {
-				t.Errorf("%s (a read) after a profile change: %v", name, err)
-			}
-		}
-	})
-}
-
 // TestMemoryStoreFaults: refusals that wrote nothing are retried inside
 // the call; persistent ones are TEMPORARILY_UNAVAILABLE; an uncertain
 // outcome retried with the same operation_key takes effect once.

@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -734,41 +733,6 @@ func TestAdminRooms(t *testing.T) {
 				t.Errorf("ListRooms = %+v, %v; want one room with one member", rooms, err)
 			}
 		})
-	})
-}
-
-// TestRoomRoundTrips bounds the store round trips of the room tools once
-// the session is primed.
-func TestRoomRoundTrips(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		room := f.mustRoom("rt", "brief")
-		m := f.mustAdd(room.RoomID, f.a)
-		cr := f.prime(f.a)
-		ctx := context.Background()
-		calls := []struct {
-			name string
-			max  int64
-			call func() error
-		}{
-			{"rooms_list", 3, func() error { _, err := f.h.RoomsList(ctx, cr, hub.RoomsListInput{}); return err }},
-			{"room_get", 2, func() error { _, err := f.h.RoomGet(ctx, cr, hub.RoomIDInput{RoomID: room.RoomID}); return err }},
-			{"room_brief_get", 1, func() error {
-				_, err := f.h.RoomBriefGet(ctx, cr, hub.RoomIDInput{RoomID: room.RoomID})
-				return err
-			}},
-			{"room_follow", 2, func() error { _, err := follow(f, cr, "rt-follow", room.RoomID, m.FollowRevision, "all"); return err }},
-			{"room_brief_update", 2, func() error { _, err := appendBrief(f, cr, "rt-brief", room.RoomID, 1, "x"); return err }},
-		}
-		for _, c := range calls {
-			f.st.Reset()
-			if err := c.call(); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if got := f.st.Reset(); got > c.max {
-				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
-			}
-		}
 	})
 }
 

@@ -619,47 +619,6 @@ func TestListSpacesPaging(t *testing.T) {
 	})
 }
 
-// TestSpaceSessionRules: the seed-002 tools need a key and a primed
-// session, and mutations a current profile.
-func TestSpaceSessionRules(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		sp := mustCreateSpace(f, cr, "private", "Mine")
-		calls := map[string]func(hub.Credentials) error{
-			"CreateSpace": func(cr hub.Credentials) error { _, err := createSpace(f, cr, "public", "x", ""); return err },
-			"GetSpace":    func(cr hub.Credentials) error { _, err := getSpace(f, cr, sp.ID); return err },
-			"ListSpaces": func(cr hub.Credentials) error {
-				_, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
-				return err
-			},
-			"UpdateSpace":    func(cr hub.Credentials) error { _, err := updateSpace(f, cr, sp.ID, 1, "x", "active", ""); return err },
-			"AddSpaceMember": func(cr hub.Credentials) error { _, err := addMember(f, cr, sp.ID, f.b.AgentID); return err },
-			"RemoveSpaceMember": func(cr hub.Credentials) error {
-				_, err := removeMember(f, cr, sp.ID, f.b.AgentID)
-				return err
-			},
-		}
-		mutations := []string{"CreateSpace", "UpdateSpace", "AddSpaceMember", "RemoveSpaceMember"}
-		for name, call := range calls {
-			wantCode(t, name+" without a key", call(hub.Credentials{SessionID: cr.SessionID}), apperr.AuthFailed)
-			wantCode(t, name+" with another agent's key", call(hub.Credentials{Bearer: f.b.BoxKey, SessionID: cr.SessionID}), apperr.AuthFailed)
-			wantCode(t, name+" without a session", call(hub.Credentials{Bearer: f.a.BoxKey}), apperr.NotPrimed)
-		}
-		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
-			t.Fatalf("SetProfile: %v", err)
-		}
-		for name, call := range calls {
-			err := call(cr)
-			if slices.Contains(mutations, name) {
-				wantCode(t, name+" after a profile change", err, apperr.ProfileOutdated)
-			} else if err != nil {
-				t.Errorf("%s (a read) after a profile change: %v", name, err)
-			}
-		}
-	})
-}
-
 // TestSpaceStoreFaults: a refused write is TEMPORARILY_UNAVAILABLE with
 // nothing written, and a retry with the same operation_key takes effect
 // once; an uncertain one retried with the key replays.
@@ -689,46 +648,6 @@ func TestSpaceStoreFaults(t *testing.T) {
 		}
 		if n := len(mustList(f, cr)); n != 1 {
 			t.Errorf("%d spaces, want 1", n)
-		}
-	})
-}
-
-// TestSeed002RoundTrips bounds store round trips once the session is
-// primed: one batched read for authentication and the tool's items, one
-// write for a mutation, and a listing's queries.
-func TestSeed002RoundTrips(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		pub := mustCreateSpace(f, cr, "public", "Public")
-		priv := mustCreateSpace(f, cr, "private", "Private")
-		if _, err := saveNote(f, cr, "plan", 0, "x", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
-		calls := []struct {
-			name string
-			max  int64
-			call func() error
-		}{
-			{"create_space", 2, func() error { _, err := createSpace(f, cr, "private", "rt", "rt-create"); return err }},
-			{"create_space replay", 2, func() error { _, err := createSpace(f, cr, "private", "rt", "rt-create"); return err }},
-			{"get_space public", 1, func() error { _, err := getSpace(f, cr, pub.ID); return err }},
-			{"get_space private", 2, func() error { _, err := getSpace(f, cr, priv.ID); return err }},
-			{"update_space", 2, func() error { _, err := updateSpace(f, cr, pub.ID, 1, "rt", "active", "rt-update"); return err }},
-			{"list_spaces", 4, func() error { _, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{}); return err }},
-			{"save_memory", 2, func() error { _, err := saveNote(f, cr, "plan", 1, "y", ""); return err }},
-			{"get_memory", 1, func() error { _, err := getNote(f, cr, "plan"); return err }},
-			{"list_memory", 2, func() error { _, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{}); return err }},
-			{"delete_memory", 2, func() error { _, err := deleteNote(f, cr, "plan", 2, ""); return err }},
-		}
-		for _, c := range calls {
-			f.st.Reset()
-			if err := c.call(); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if got := f.st.Reset(); got > c.max {
-				t.Errorf("%s: %d store round trips, want at most %d", c.name, got, c.max)
-			}
 		}
 	})
 }
