@@ -240,7 +240,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 	var ids []string
 	var keys []store.Key
 	for _, it := range items {
-		r, err := table.Decode[roomRecord](it)
+		r, err := table.Decode[table.Room](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -954,13 +954,13 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
 	}
-	r, err := table.Decode[roomRecord](got[0])
+	r, err := table.Decode[table.Room](got[0])
 	if err != nil || r.BoxID != v.box {
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
 	if got[1] != nil {
-		if b, err := table.Decode[briefRecord](got[1]); err == nil {
+		if b, err := table.Decode[table.Brief](got[1]); err == nil {
 			out.BriefMD = b.TextMD
 		}
 	}
