@@ -300,7 +300,7 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		if cardIt == nil || cardIt.GSI2PK == "" || agentIt == nil {
 			return false, nil
 		}
-		card, err := table.Decode[cardRecord](cardIt)
+		card, err := table.Decode[table.Card](cardIt)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}

@@ -396,10 +396,10 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		card := &cardRecord{}
+		card := &table.Card{}
 		cardVer, cardCond := uint64(0), store.Absent
 		if cardIt != nil {
-			if card, err = table.Decode[cardRecord](cardIt); err != nil {
+			if card, err = table.Decode[table.Card](cardIt); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			cardVer, cardCond = cardIt.Version, store.AtVersion(cardIt.Version)
