@@ -271,11 +271,11 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 		if it == nil || (it.GSI1PK == "" && got[1] != nil) {
 			return false, nil
 		}
-		rec, err := table.Decode[spaceRecord](it)
+		rec, err := table.Decode[table.Space](it)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}
-		space, listing := rec.items(it.Version)
+		space, listing := rec.Items(it.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
 		if moveAgain(err) {
 			continue // updated meanwhile: read it again

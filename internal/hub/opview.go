@@ -386,7 +386,7 @@ func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error 
 	}
 	out.NextSpaces = next
 	for _, it := range items {
-		s, err := table.Decode[spaceListing](it)
+		s, err := table.Decode[table.SpaceListing](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -774,7 +774,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 		if it == nil {
 			continue
 		}
-		sp, err := table.Decode[spaceListing](it)
+		sp, err := table.Decode[table.SpaceListing](it)
 		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
 			continue
 		}
