@@ -128,7 +128,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	var order []string
 	for _, agent := range agents {
 		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
-			r, err := table.Decode[requestRecord](it)
+			r, err := table.Decode[table.Request](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}

@@ -475,7 +475,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 		if it == nil {
 			continue
 		}
-		r, err := table.Decode[requestRecord](it)
+		r, err := table.Decode[table.Request](it)
 		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
 			continue
 		}
@@ -1050,7 +1050,7 @@ func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names 
 		for _, to := range m.rec.Requests {
 			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: StatusOpen}
 			if it := got[i]; it != nil {
-				if r, err := table.Decode[requestRecord](it); err == nil {
+				if r, err := table.Decode[table.Request](it); err == nil {
 					d.Status, d.Revision, d.DeclaredAt = r.Status, it.Version, r.DeclaredAt
 				}
 			}
@@ -1179,13 +1179,13 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var recs []*requestRecord
+	var recs []*table.Request
 	var versions []uint64
 	for _, it := range got {
 		if it == nil {
 			continue
 		}
-		r, err := table.Decode[requestRecord](it)
+		r, err := table.Decode[table.Request](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1237,7 +1237,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 
 // nameRequests adds to names the agents and rooms of recs it lacks, read by
 // key (at most store.MaxBatchGetKeys of them; the rest show as ids).
-func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, names map[string]string) error {
+func (v *OwnerView) nameRequests(ctx context.Context, recs []*table.Request, names map[string]string) error {
 	var keys []store.Key
 	want := func(id string, k store.Key) {
 		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {
