@@ -179,3 +179,20 @@ func (c *Card) Items(version uint64) (full, listing *store.Item) {
 	}
 	return full, listing
 }
+
+// OwnerKey is an owner key's record: the hash of its secret, never the
+// secret, and the one box it reads.
+type OwnerKey struct {
+	KeyID     string    `json:"key_id"`
+	BoxID     string    `json:"box_id"`
+	SecretSHA string    `json:"secret_sha256"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Item is the owner key's item, written once (Version 1), on its box's
+// owner keys index in creation order.
+func (r *OwnerKey) Item() *store.Item {
+	k := OwnerKeyKey(r.KeyID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: Encode(r),
+		GSI1PK: BoxOwnerKeysIndex(r.BoxID), GSI1SK: OwnerKeySortKey(r.CreatedAt, r.KeyID)}
+}
