@@ -652,7 +652,7 @@ func ackOp(agent string, it *store.Item, row *table.Attention, session string, n
 // ackStep is step n of an ACK intent: the next chunk of rows. A row
 // another session acknowledged meanwhile keeps its first provenance and
 // is not counted again.
-func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+func (h *Hub) ackStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
 	var p ackPayload
 	if err := json.Unmarshal(rec.Payload, &p); err != nil {
 		return nil, apperr.Normalize(err)

@@ -741,7 +741,7 @@ func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp
 }
 
 // fanoutStep is step n of a fan-out intent: the next chunk of recipients.
-func (h *Hub) fanoutStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+func (h *Hub) fanoutStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
 	var f fanoutPayload
 	if err := json.Unmarshal(rec.Payload, &f); err != nil {
 		return nil, apperr.Normalize(err)
