@@ -311,7 +311,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		}
 		sz := sizes[i]
 		if m := msgs[i]; m != nil {
-			d := m.dto()
+			d := messageDTO(m)
 			row.Message = &d
 			sz += len(table.Encode(&d))
 		} else {
@@ -344,8 +344,8 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 
 // rowMessages reads the messages of rows, nil where the caller can no
 // longer see them, in one batched read of messages and memberships.
-func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention) ([]*messageRecord, error) {
-	out := make([]*messageRecord, len(rows))
+func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention) ([]*table.Message, error) {
+	out := make([]*table.Message, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
@@ -383,7 +383,7 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention)
 				continue
 			}
 		}
-		m, err := table.Decode[messageRecord](items[msgAt[i]])
+		m, err := table.Decode[table.Message](items[msgAt[i]])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}

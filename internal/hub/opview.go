@@ -261,7 +261,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 
 // viewMessage is a stored message as the view reads it.
 type viewMessage struct {
-	rec   *messageRecord
+	rec   *table.Message
 	room  string
 	decls []ViewDeclaration
 }
@@ -277,7 +277,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 			return storageErr(err)
 		}
 		for _, it := range items {
-			m, err := table.Decode[messageRecord](it)
+			m, err := table.Decode[table.Message](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -443,7 +443,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 		}
 		return 23 - int(age/time.Hour), true
 	}
-	var candidates []*messageRecord
+	var candidates []*table.Message
 	for _, m := range msgs {
 		h, ok := hour(m.rec.SentAt)
 		if !ok {
@@ -461,7 +461,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 	if len(candidates) == 0 {
 		return out, nil
 	}
-	slices.SortFunc(candidates, func(a, b *messageRecord) int { return b.SentAt.Compare(a.SentAt) })
+	slices.SortFunc(candidates, func(a, b *table.Message) int { return b.SentAt.Compare(a.SentAt) })
 	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
 	keys := make([]store.Key, len(candidates))
 	for i, m := range candidates {
@@ -832,7 +832,7 @@ func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, strin
 		if it == nil {
 			continue
 		}
-		if m, err := table.Decode[messageRecord](it); err == nil {
+		if m, err := table.Decode[table.Message](it); err == nil {
 			out[i].LastAt, out[i].LastAuthor = m.SentAt, m.AuthorName
 		}
 	}
@@ -1010,7 +1010,7 @@ func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names ma
 	out.Older = older
 	var msgs []viewMessage
 	for _, it := range items {
-		m, err := table.Decode[messageRecord](it)
+		m, err := table.Decode[table.Message](it)
 		if err != nil {
 			return out, apperr.Normalize(err)
 		}
@@ -1080,7 +1080,7 @@ func foldThreads(msgs []viewMessage) []ViewMessage {
 	return out
 }
 
-func toViewMessage(m *messageRecord) ViewMessage {
+func toViewMessage(m *table.Message) ViewMessage {
 	vm := ViewMessage{ID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, BodyMD: m.BodyMD, Seq: m.Seq,
 		SentAt: m.SentAt, Mentions: m.Mentions, Requests: m.Requests, ReplyTo: m.ReplyTo, ThreadRoot: m.ThreadRoot}
 	for _, f := range m.Files {
@@ -1222,7 +1222,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 			if it == nil {
 				continue
 			}
-			if m, err := table.Decode[messageRecord](it); err == nil {
+			if m, err := table.Decode[table.Message](it); err == nil {
 				for _, j := range at[msgKeys[i]] {
 					out[j].Summary = summary(m.BodyMD)
 				}

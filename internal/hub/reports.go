@@ -82,7 +82,7 @@ type FileAccessReportOutput struct {
 
 // resolveVisible returns the message at the pointer the call read, when the
 // caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
-func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*messageRecord, error) {
+func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
 	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 		if msg.AuthorID == c.AgentID {
 			return nil, nil, apperr.Invalid("message_id", "the author does not report access to its own files")
 		}
-		if !slices.ContainsFunc(msg.Files, func(f fileRecord) bool { return f.ID == in.FileID }) {
+		if !slices.ContainsFunc(msg.Files, func(f table.File) bool { return f.ID == in.FileID }) {
 			return nil, nil, apperr.Forbidden()
 		}
 		current := version(c.item(cur))

@@ -76,7 +76,7 @@ const (
 
 // requestOps creates msg's requests, open, and counts each in its
 // recipient's open-request counter: two items per request.
-func requestOps(msg *messageRecord) []guardedOp {
+func requestOps(msg *table.Message) []guardedOp {
 	ops := make([]guardedOp, 0, 2*len(msg.Requests))
 	for _, to := range msg.Requests {
 		r := &table.Request{MessageID: msg.ID, StreamSeq: msg.Seq, AuthorID: msg.AuthorID, RecipientID: to,
@@ -281,7 +281,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		Rev Revision
 		S   string
 		B   string
-		F   []fileRecord
+		F   []table.File
 	}{in.RequestMessageID, in.ExpectedRevision, in.Status, in.BodyMD, stripIDs(files)})
 	// The reply says what it declares, for readers of the conversation.
 	payload, err := json.Marshal(map[string]any{"response": map[string]string{
@@ -379,8 +379,8 @@ func replyDestination(ptr *table.Pointer, agent string) (Destination, bool) {
 
 // stripIDs returns file records without their fresh ids, for the canonical
 // payload of an idempotency key (a retry mints new ids).
-func stripIDs(files []fileRecord) []fileRecord {
-	out := make([]fileRecord, len(files))
+func stripIDs(files []table.File) []table.File {
+	out := make([]table.File, len(files))
 	for i, f := range files {
 		f.ID = ""
 		out[i] = f

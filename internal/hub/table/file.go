@@ -31,3 +31,15 @@ type FileReport struct {
 	Note      string    `json:"note,omitempty"`
 	At        time.Time `json:"at"`
 }
+
+// File is a file reference as a message stores it; the service keeps the
+// reference, never the file.
+type File struct {
+	ID           string `json:"id"`
+	URL          string `json:"url"`
+	DisplayName  string `json:"display_name"`
+	MediaType    string `json:"media_type,omitempty"`
+	VersionLabel string `json:"version_label,omitempty"`
+	SHA256       string `json:"sha256,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+}
