@@ -150,7 +150,7 @@ func (a *Admin) AddAgent(ctx context.Context, n NewAgent) (*AgentInfo, error) {
 	if n.Listed || n.CardRole != "" {
 		// Revision 0, as a card the agent never updated: its first
 		// directory_update_self still sends expected_revision "0".
-		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: n.CardRole}}, 0)
+		full, listing := cardItems(rec, &table.Card{CardListing: table.CardListing{Role: n.CardRole}}, 0)
 		ops = append(ops, store.Put(full, store.Absent), store.Put(listing, store.Absent))
 	}
 	err := a.h.st.Write(ctx, ops)

@@ -128,7 +128,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 	var order []string
 	for _, agent := range agents {
 		err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
-			r, err := table.Decode[requestRecord](it)
+			r, err := table.Decode[table.Request](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -271,11 +271,11 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 		if it == nil || (it.GSI1PK == "" && got[1] != nil) {
 			return false, nil
 		}
-		rec, err := table.Decode[spaceRecord](it)
+		rec, err := table.Decode[table.Space](it)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}
-		space, listing := rec.items(it.Version)
+		space, listing := rec.Items(it.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
 		if moveAgain(err) {
 			continue // updated meanwhile: read it again
@@ -300,7 +300,7 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		if cardIt == nil || cardIt.GSI2PK == "" || agentIt == nil {
 			return false, nil
 		}
-		card, err := table.Decode[cardRecord](cardIt)
+		card, err := table.Decode[table.Card](cardIt)
 		if err != nil {
 			return false, apperr.Normalize(err)
 		}

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
@@ -24,13 +23,6 @@ import (
 //	okey#<key id>  key   owner key record; GSI1 box#<box>#ownerkeys / <created>#<key id>
 const ownerKeyPrefix = "abo_"
 
-type ownerKeyRecord struct {
-	KeyID     string    `json:"key_id"`
-	BoxID     string    `json:"box_id"`
-	SecretSHA string    `json:"secret_sha256"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // OwnerKeyInfo describes an owner key. Key is set only when the key was
 // just created: it is shown once and never stored.
 type OwnerKeyInfo struct {
@@ -40,7 +32,8 @@ type OwnerKeyInfo struct {
 	Key       string `json:"owner_key,omitempty"`
 }
 
-func (r *ownerKeyRecord) info() *OwnerKeyInfo {
+// ownerKeyInfo is owner key r as the admin plane shows it: never its hash.
+func ownerKeyInfo(r *table.OwnerKey) *OwnerKeyInfo {
 	return &OwnerKeyInfo{KeyID: r.KeyID, BoxID: r.BoxID, CreatedAt: timestamp(r.CreatedAt)}
 }
 
@@ -51,12 +44,10 @@ func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, 
 	}
 	now := a.h.clock()
 	key, kid, sha := mintKey(ownerKeyPrefix, box)
-	rec := &ownerKeyRecord{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now}
-	k := table.OwnerKeyKey(kid)
+	rec := &table.OwnerKey{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now}
 	err := a.h.st.Write(ctx, []store.Op{
 		store.Check(table.BoxKey(box), store.Present),
-		store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec),
-			GSI1PK: table.BoxOwnerKeysIndex(box), GSI1SK: table.OwnerKeySortKey(now, kid)}, store.Absent),
+		store.Put(rec.Item(), store.Absent),
 	})
 	if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
 		return nil, unknownBox(box)
@@ -64,7 +55,7 @@ func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, 
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	info := rec.info()
+	info := ownerKeyInfo(rec)
 	info.Key = key
 	return info, nil
 }
@@ -86,11 +77,11 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	}
 	out := make([]*OwnerKeyInfo, 0, len(items))
 	for _, it := range items {
-		rec, err := table.Decode[ownerKeyRecord](it)
+		rec, err := table.Decode[table.OwnerKey](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		out = append(out, rec.info())
+		out = append(out, ownerKeyInfo(rec))
 	}
 	return out, nil
 }
@@ -101,14 +92,14 @@ func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo
 	if err := checkUUID("key", keyID); err != nil {
 		return nil, err
 	}
-	rec, _, err := get[ownerKeyRecord](ctx, a.h.st, table.OwnerKeyKey(keyID), apperr.Forbidden())
+	rec, _, err := get[table.OwnerKey](ctx, a.h.st, table.OwnerKeyKey(keyID), apperr.Forbidden())
 	if err != nil {
 		return nil, err
 	}
 	if err := a.h.st.Write(ctx, []store.Op{store.Delete(table.OwnerKeyKey(keyID), store.Unconditional)}); err != nil {
 		return nil, storageErr(err)
 	}
-	return rec.info(), nil
+	return ownerKeyInfo(rec), nil
 }
 
 // OwnerBox authenticates an owner key and returns the box it sees. Any
@@ -126,7 +117,7 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if it == nil {
 		return "", ownerAuthFailed()
 	}
-	rec, err := table.Decode[ownerKeyRecord](it)
+	rec, err := table.Decode[table.OwnerKey](it)
 	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
 		return "", ownerAuthFailed()
 	}

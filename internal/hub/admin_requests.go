@@ -36,9 +36,9 @@ const StatusRecipientRemoved = "recipient_removed"
 // closeRemovedRequests closes agent's open requests in room, which it has
 // left; it returns how many it closed.
 func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (int, error) {
-	var open []*requestRecord
+	var open []*table.Request
 	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agent)}, func(it *store.Item) error {
-		r, err := table.Decode[requestRecord](it)
+		r, err := table.Decode[table.Request](it)
 		if err != nil {
 			return err
 		}
@@ -62,13 +62,13 @@ func (a *Admin) closeRemovedRequests(ctx context.Context, room, agent string) (i
 		if it == nil || it.Version != 0 {
 			continue
 		}
-		cur, err := table.Decode[requestRecord](it)
+		cur, err := table.Decode[table.Request](it)
 		if err != nil {
 			return closed, err
 		}
 		cur.Status, cur.DeclaredAt = StatusRecipientRemoved, a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{
-			store.Put(cur.item(1), store.AtVersion(0)),
+			store.Put(cur.Item(1), store.AtVersion(0)),
 			store.Add(table.RequestCounterKey(agent), -1, 0),
 		})
 		if _, ok := store.ConditionFailed(err); ok {

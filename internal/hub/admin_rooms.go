@@ -34,7 +34,7 @@ type RoomInfo struct {
 	ArchivedAt    string   `json:"archived_at,omitempty"`
 }
 
-func roomInfo(r *roomRecord, briefRevision uint64, members int64) *RoomInfo {
+func roomInfo(r *table.Room, briefRevision uint64, members int64) *RoomInfo {
 	d := roomDTO(r, briefRevision)
 	return &RoomInfo{RoomID: r.ID, BoxID: r.BoxID, Name: r.Name, Archived: r.Archived,
 		BriefRevision: d.BriefRevision, MemberCount: max(members, 0), CreatedAt: d.CreatedAt, ArchivedAt: d.ArchivedAt}
@@ -59,12 +59,6 @@ type MembershipInfo struct {
 	RequestsClosed int `json:"requests_closed,omitempty"`
 }
 
-func (a *Admin) roomItem(r *roomRecord, version uint64) *store.Item {
-	k := table.RoomKey(r.ID)
-	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: table.BoxRoomsIndex(r.BoxID), GSI1SK: table.OrderKey(r.Name, r.ID), Data: table.Encode(r)}
-}
-
 // CreateRoom creates a room in box, with a first brief when brief is not
 // empty (the owner's, revision 1).
 func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomInfo, error) {
@@ -78,16 +72,16 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 		return nil, err
 	}
 	now := a.h.clock()
-	r := &roomRecord{ID: uuid.NewString(), BoxID: box, Name: name, CreatedAt: now}
+	r := &table.Room{ID: uuid.NewString(), BoxID: box, Name: name, CreatedAt: now}
 	ops := []store.Op{
 		store.Check(table.BoxKey(box), store.Present),
-		store.Put(a.roomItem(r, 1), store.Absent),
+		store.Put(r.Item(1), store.Absent),
 	}
 	briefRev := uint64(0)
 	if brief != "" {
 		bk := table.BriefKey(r.ID)
 		ops = append(ops, store.Put(&store.Item{PK: bk.PK, SK: bk.SK, Version: 1,
-			Data: table.Encode(briefRecord{TextMD: brief, UpdatedAt: now})}, store.Absent))
+			Data: table.Encode(table.Brief{TextMD: brief, UpdatedAt: now})}, store.Absent))
 		briefRev = 1
 	}
 	err := a.h.st.Write(ctx, ops)
@@ -102,7 +96,7 @@ func (a *Admin) CreateRoom(ctx context.Context, box, name, brief string) (*RoomI
 
 // loadRoom reads a room for an admin command with its brief revision and
 // member count.
-func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64, *RoomInfo, error) {
+func (a *Admin) loadRoom(ctx context.Context, room string) (*table.Room, uint64, *RoomInfo, error) {
 	if err := uuidArg("room", &room); err != nil {
 		return nil, 0, nil, err
 	}
@@ -113,7 +107,7 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*roomRecord, uint64,
 	if items[0] == nil {
 		return nil, 0, nil, apperr.Forbidden()
 	}
-	r, err := table.Decode[roomRecord](items[0])
+	r, err := table.Decode[table.Room](items[0])
 	if err != nil {
 		return nil, 0, nil, apperr.Normalize(err)
 	}
@@ -133,7 +127,7 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 			return info, nil
 		}
 		r.Archived, r.ArchivedAt = true, a.h.clock()
-		err = a.h.st.Write(ctx, []store.Op{store.Put(a.roomItem(r, ver+1), store.AtVersion(ver))})
+		err = a.h.st.Write(ctx, []store.Op{store.Put(r.Item(ver+1), store.AtVersion(ver))})
 		if _, ok := store.ConditionFailed(err); ok {
 			continue
 		}
@@ -166,7 +160,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		if items[0] == nil || items[1] == nil {
 			return nil, apperr.Forbidden()
 		}
-		r, err := table.Decode[roomRecord](items[0])
+		r, err := table.Decode[table.Room](items[0])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -336,10 +330,10 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 	const perBatch = store.MaxBatchGetKeys / 2
 	for start := 0; start < len(items); start += perBatch {
 		chunk := items[start:min(start+perBatch, len(items))]
-		recs := make([]*roomRecord, len(chunk))
+		recs := make([]*table.Room, len(chunk))
 		keys := make([]store.Key, 0, 2*len(chunk))
 		for i, it := range chunk {
-			if recs[i], err = table.Decode[roomRecord](it); err != nil {
+			if recs[i], err = table.Decode[table.Room](it); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			keys = append(keys, table.BriefKey(recs[i].ID), table.MemberCountKey(recs[i].ID))
@@ -402,10 +396,10 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		card := &cardRecord{}
+		card := &table.Card{}
 		cardVer, cardCond := uint64(0), store.Absent
 		if cardIt != nil {
-			if card, err = table.Decode[cardRecord](cardIt); err != nil {
+			if card, err = table.Decode[table.Card](cardIt); err != nil {
 				return nil, apperr.Normalize(err)
 			}
 			cardVer, cardCond = cardIt.Version, store.AtVersion(cardIt.Version)

@@ -11,7 +11,7 @@ package hub
 //     changed only by directory_update_self under CAS on the card revision.
 //
 // Beside it, written with it in every write, is the card's listing item
-// (agent#<agent>/card#listing: cardListing, what a search filters on: box,
+// (agent#<agent>/card#listing: table.CardListing, what a search filters on: box,
 // name, role, listed). The listing item, not the card, is in the box's
 // directory index (GSI2), exactly while the agent is listed and active,
 // so a search scans entries of a few hundred bytes, not cards of up to
@@ -30,7 +30,7 @@ package hub
 // query over a large box costs a bounded number of read units per call.
 //
 // Cards written before listing items existed carry the GSI2 keys on the
-// card item itself. cardListing's JSON is a subset of cardRecord's with the
+// card item itself. table.CardListing's JSON is a subset of table.Card's with the
 // same names, so such an entry decodes as a listing and is found as
 // before, at the old cost, counted against the byte budget; the card's
 // next write (the agent's or the owner's) moves it to the new shape. A card listed a moment ago
@@ -44,7 +44,6 @@ import (
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -82,28 +81,6 @@ const (
 	MaxCardContactBytes = 1 << 10
 )
 
-// cardRecord is the stored card: its listing (what a search filters on)
-// and the rest. AgentID, BoxID, Name and Listed are copied from the agent
-// record at each write (see cardItems); the rest is the agent's own. The
-// embedded listing's fields are cardRecord's own in JSON, so a card item
-// decodes as its listing too (see the note at the top).
-type cardRecord struct {
-	cardListing
-	DescriptionMD string    `json:"description_md,omitempty"`
-	Skills        []string  `json:"skills,omitempty"`
-	ContactNotes  string    `json:"contact_notes,omitempty"`
-	UpdatedAt     time.Time `json:"updated_at,omitzero"`
-}
-
-// cardListing is a card's listing item: what a search filters on.
-type cardListing struct {
-	AgentID string `json:"agent_id"`
-	BoxID   string `json:"box_id"`
-	Name    string `json:"name"`
-	Listed  bool   `json:"listed"`
-	Role    string `json:"role,omitempty"`
-}
-
 // visible reports whether an agent's card may be shown to the other agents
 // of its box: the owner listed it and the agent is active.
 func visible(a *table.Agent) bool { return a.DirectoryListed && a.Status == statusActive }
@@ -112,15 +89,9 @@ func visible(a *table.Agent) bool { return a.DirectoryListed && a.Status == stat
 // the owner's part from a. Every writer of a card goes through it and puts
 // both, so the index membership always follows the agent record the write
 // was conditioned on.
-func cardItems(a *table.Agent, card *cardRecord, version uint64) (full, listing *store.Item) {
+func cardItems(a *table.Agent, card *table.Card, version uint64) (full, listing *store.Item) {
 	card.AgentID, card.BoxID, card.Name, card.Listed = a.ID, a.BoxID, a.Name, visible(a)
-	k, lk := table.CardKey(a.ID), table.CardListingKey(a.ID)
-	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(card)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: table.Encode(card.cardListing)}
-	if card.Listed {
-		listing.GSI2PK, listing.GSI2SK = table.DirectoryIndex(a.BoxID), table.OrderKey(a.Name, a.ID)
-	}
-	return full, listing
+	return card.Items(version)
 }
 
 // DirectoryCard is an agent's public card: the owner-given name and the
@@ -141,14 +112,14 @@ func cardDTO(a *table.Agent, it *store.Item) (DirectoryCard, error) {
 	if it == nil {
 		return dto, nil
 	}
-	card, err := table.Decode[cardRecord](it)
+	card, err := table.Decode[table.Card](it)
 	if err != nil {
 		return DirectoryCard{}, apperr.Normalize(err)
 	}
 	return cardRecordDTO(card, it.Version), nil
 }
 
-func cardRecordDTO(card *cardRecord, version uint64) DirectoryCard {
+func cardRecordDTO(card *table.Card, version uint64) DirectoryCard {
 	dto := DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
 		DescriptionMD: card.DescriptionMD, Skills: card.Skills, ContactNotes: card.ContactNotes,
 		Revision: Revision(version)}
@@ -208,7 +179,9 @@ func searchQuery(q string) (string, error) {
 	return table.Fold(strings.TrimSpace(q)), nil
 }
 
-func (l cardListing) matches(q string) bool {
+// listingMatches reports whether listing l's name or role contains the
+// folded query q.
+func listingMatches(l *table.CardListing, q string) bool {
 	return containsFolded(table.Fold(l.Name), q) || (l.Role != "" && containsFolded(table.Fold(l.Role), q))
 }
 
@@ -269,11 +242,11 @@ scan:
 			scanned++
 			bytes += store.ItemSize(it)
 			last = it.GSI2SK
-			l, err := table.Decode[cardListing](it)
+			l, err := table.Decode[table.CardListing](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
-			if l.matches(q) {
+			if listingMatches(l, q) {
 				hits = append(hits, hit{key: it.GSI2SK, agent: l.AgentID})
 				if len(hits) > limit {
 					break scan
@@ -308,11 +281,11 @@ scan:
 			if it == nil {
 				continue
 			}
-			card, err := table.Decode[cardRecord](it)
+			card, err := table.Decode[table.Card](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
-			if !card.Listed || card.BoxID != c.BoxID || !card.matches(q) {
+			if !card.Listed || card.BoxID != c.BoxID || !listingMatches(&card.CardListing, q) {
 				continue
 			}
 			out.Cards = append(out.Cards, cardRecordDTO(card, it.Version))
@@ -474,10 +447,10 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}
-		card := &cardRecord{}
+		card := &table.Card{}
 		current := version(cardIt)
 		if cardIt != nil {
-			if card, err = table.Decode[cardRecord](cardIt); err != nil {
+			if card, err = table.Decode[table.Card](cardIt); err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
 		}
@@ -502,7 +475,7 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 }
 
 // apply sets the card fields the request names.
-func (in *DirectoryUpdateSelfInput) apply(card *cardRecord) {
+func (in *DirectoryUpdateSelfInput) apply(card *table.Card) {
 	if in.Role != nil {
 		card.Role = *in.Role
 	}

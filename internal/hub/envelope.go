@@ -3,6 +3,7 @@ package hub
 import (
 	"encoding/json"
 
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/strictjson"
 )
 
@@ -19,7 +20,7 @@ import (
 // so a message read back is larger than its envelope by those fields.
 
 // envelopeBytes is the size MaxEnvelopeBytes bounds.
-func envelopeBytes(msg *messageRecord) int {
+func envelopeBytes(msg *table.Message) int {
 	files := make([]FileRefInput, len(msg.Files))
 	for i, f := range msg.Files {
 		files[i] = FileRefInput{URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,

@@ -25,7 +25,7 @@ func (a *Admin) SeedListedAgents(ctx context.Context, box string, cards []SeedCa
 	for _, c := range cards {
 		rec := &table.Agent{ID: uuid.NewString(), BoxID: box, Name: c.Name, Status: statusActive,
 			DirectoryListed: true, CreatedAt: now}
-		full, listing := cardItems(rec, &cardRecord{cardListing: cardListing{Role: c.Role},
+		full, listing := cardItems(rec, &table.Card{CardListing: table.CardListing{Role: c.Role},
 			DescriptionMD: c.DescriptionMD, ContactNotes: c.ContactNotes}, 0)
 		ops = append(ops, store.Put(a.agentItem(rec, 1), store.Absent),
 			store.Put(full, store.Absent), store.Put(listing, store.Absent))

@@ -35,6 +35,7 @@ import (
 	"unicode"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/google/uuid"
 )
 
@@ -58,17 +59,6 @@ type FileRefInput struct {
 	Commit       string `json:"commit,omitempty" desc:"Commit hash, hex." schema:"minLength=7,maxLength=64,pattern=^[0-9a-fA-F]+$"`
 }
 
-// fileRecord is a stored reference.
-type fileRecord struct {
-	ID           string `json:"id"`
-	URL          string `json:"url"`
-	DisplayName  string `json:"display_name"`
-	MediaType    string `json:"media_type,omitempty"`
-	VersionLabel string `json:"version_label,omitempty"`
-	SHA256       string `json:"sha256,omitempty"`
-	Commit       string `json:"commit,omitempty"`
-}
-
 // FileRefDTO is a reference as results show it.
 type FileRefDTO struct {
 	FileID       string `json:"file_id"`
@@ -81,7 +71,8 @@ type FileRefDTO struct {
 	Versioning   string `json:"versioning" desc:"version_label, sha256, commit, or unversioned when the reference names no version." schema:"enum=version_label|sha256|commit|unversioned"`
 }
 
-func (f fileRecord) versioning() string {
+// fileVersioning names what version reference f pins, if any.
+func fileVersioning(f table.File) string {
 	switch {
 	case f.VersionLabel != "":
 		return "version_label"
@@ -93,9 +84,10 @@ func (f fileRecord) versioning() string {
 	return "unversioned"
 }
 
-func (f fileRecord) dto() FileRefDTO {
+// fileDTO is reference f as results show it.
+func fileDTO(f table.File) FileRefDTO {
 	return FileRefDTO{FileID: f.ID, URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,
-		VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, Versioning: f.versioning()}
+		VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, Versioning: fileVersioning(f)}
 }
 
 var (
@@ -107,11 +99,11 @@ var (
 // checkFiles validates references and returns them as records with fresh
 // ids. requireVersion demands a version label, SHA-256 or commit on each
 // (result_ready).
-func checkFiles(field string, in []FileRefInput, requireVersion bool) ([]fileRecord, error) {
+func checkFiles(field string, in []FileRefInput, requireVersion bool) ([]table.File, error) {
 	if len(in) > MaxFiles {
 		return nil, apperr.Limit(field, "20 file references")
 	}
-	var out []fileRecord
+	var out []table.File
 	for _, f := range in {
 		if err := checkFileURL(field+".url", f.URL); err != nil {
 			return nil, err
@@ -137,9 +129,9 @@ func checkFiles(field string, in []FileRefInput, requireVersion bool) ([]fileRec
 		if f.Commit != "" && (len(f.Commit) < 7 || len(f.Commit) > 64 || !hexRE.MatchString(f.Commit)) {
 			return nil, apperr.Invalid(field+".commit", "must be 7 to 64 hex digits")
 		}
-		rec := fileRecord{ID: uuid.NewString(), URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,
+		rec := table.File{ID: uuid.NewString(), URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,
 			VersionLabel: f.VersionLabel, SHA256: strings.ToLower(f.SHA256), Commit: strings.ToLower(f.Commit)}
-		if requireVersion && rec.versioning() == "unversioned" {
+		if requireVersion && fileVersioning(rec) == "unversioned" {
 			return nil, apperr.Invalid(field, "each file of a result_ready response needs a version_label, sha256 or commit")
 		}
 		out = append(out, rec)

@@ -311,7 +311,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		}
 		sz := sizes[i]
 		if m := msgs[i]; m != nil {
-			d := m.dto()
+			d := messageDTO(m)
 			row.Message = &d
 			sz += len(table.Encode(&d))
 		} else {
@@ -344,8 +344,8 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 
 // rowMessages reads the messages of rows, nil where the caller can no
 // longer see them, in one batched read of messages and memberships.
-func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention) ([]*messageRecord, error) {
-	out := make([]*messageRecord, len(rows))
+func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention) ([]*table.Message, error) {
+	out := make([]*table.Message, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
@@ -383,7 +383,7 @@ func (h *Hub) rowMessages(ctx context.Context, c *call, rows []*table.Attention)
 				continue
 			}
 		}
-		m, err := table.Decode[messageRecord](items[msgAt[i]])
+		m, err := table.Decode[table.Message](items[msgAt[i]])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -652,7 +652,7 @@ func ackOp(agent string, it *store.Item, row *table.Attention, session string, n
 // ackStep is step n of an ACK intent: the next chunk of rows. A row
 // another session acknowledged meanwhile keeps its first provenance and
 // is not counted again.
-func (h *Hub) ackStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+func (h *Hub) ackStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
 	var p ackPayload
 	if err := json.Unmarshal(rec.Payload, &p); err != nil {
 		return nil, apperr.Normalize(err)

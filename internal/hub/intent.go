@@ -32,7 +32,6 @@ package hub
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentbox/agentbox/internal/hub/table"
@@ -46,23 +45,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// intentRecord is an unfinished operation. The item's Version is the number
-// of steps applied.
-type intentRecord struct {
-	ID      string          `json:"id"`
-	Kind    string          `json:"kind"`
-	Steps   uint64          `json:"steps"`
-	Payload json.RawMessage `json:"payload"`
-	Created time.Time       `json:"created"`
-	// Box is the box the intent works for; it picks the index shard.
-	Box string `json:"box,omitempty"`
-}
-
 // intentStep computes step n of an intent: its operations, which commit
 // with the intent's advance. A condition of theirs that another writer can
 // move (a sequence counter) answers contended, and the step is computed
 // again.
-type intentStep func(h *Hub, ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error)
+type intentStep func(h *Hub, ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error)
 
 // intentKinds maps each kind of intent to its step. It is a fixed table,
 // not state: every process knows every kind.
@@ -71,15 +58,8 @@ var intentKinds = map[string]intentStep{
 	intentAck:    (*Hub).ackStep,
 }
 
-func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *intentRecord {
-	return &intentRecord{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: table.Encode(payload), Created: now, Box: box}
-}
-
-func (r *intentRecord) item() *store.Item {
-	k := table.IntentKey(r.ID)
-	return &store.Item{PK: k.PK, SK: k.SK,
-		GSI1PK: table.IntentShard(r.Box), GSI1SK: table.IntentSortKey(r.Created, r.ID),
-		Data: table.Encode(r)}
+func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *table.Intent {
+	return &table.Intent{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: table.Encode(payload), Created: now, Box: box}
 }
 
 // finishAttempts bounds how often finish computes one step again after
@@ -106,7 +86,7 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 			}
 			it = got
 		}
-		rec, err := table.Decode[intentRecord](it)
+		rec, err := table.Decode[table.Intent](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -201,7 +181,7 @@ func (h *Hub) SweepReport(ctx context.Context, grace time.Duration, limit int) (
 	rows = rows[:min(len(rows), limit)]
 	r := metrics.Sweep{Due: len(rows)}
 	for _, it := range rows {
-		rec, err := table.Decode[intentRecord](it)
+		rec, err := table.Decode[table.Intent](it)
 		if err != nil {
 			h.log.ErrorContext(ctx, "undecodable intent", "key", it.PK)
 			r.Stuck++

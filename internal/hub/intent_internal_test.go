@@ -58,7 +58,7 @@ func TestSweepFinishesEveryShard(t *testing.T) {
 				fan := fanoutPayload{MessageID: uuid.NewString(), Stream: "room#r" + fmt.Sprint(i), Seq: 1, At: clock.Now(),
 					To: []recipient{{Agent: agent, Reasons: ReasonFollowAll}}}
 				rec := newIntent(intentFanout, 1, fan, clock.Now().Add(time.Duration(i)*time.Millisecond), uuid.NewString())
-				it := rec.item()
+				it := rec.Item()
 				if i == 0 {
 					// As an earlier version wrote it: one partition for all.
 					it.GSI1PK = table.IntentIndex

@@ -160,7 +160,7 @@ type plan struct {
 	// intent, when set, is work that continues after the first write
 	// (intent.go); the first write commits the intent record with the
 	// tool's ops, and the call finishes it before answering.
-	intent *intentRecord
+	intent *table.Intent
 	// parts are items the intent reads and never changes (a fan-out's
 	// recipients, fanout.go), written before the first write.
 	parts []*store.Item
@@ -351,7 +351,7 @@ func commit[Out any, P interface {
 	}
 	all = append(all, p.ops...)
 	if p.intent != nil {
-		all = append(all, guardedOp{op: store.Put(p.intent.item(), store.Absent)})
+		all = append(all, guardedOp{op: store.Put(p.intent.Item(), store.Absent)})
 	}
 	all = append(all, authChecks(c.Caller)...)
 	all = append(all, c.rateOps...)

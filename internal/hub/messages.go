@@ -135,29 +135,9 @@ func parseStream(id string) (stream, bool) {
 	return stream{}, false
 }
 
-// messageRecord is a stored message, immutable once written.
-type messageRecord struct {
-	ID         string          `json:"id"`
-	Stream     string          `json:"stream"`
-	Seq        uint64          `json:"seq"`
-	Kind       string          `json:"kind"`
-	RoomID     string          `json:"room_id,omitempty"`
-	Recipient  string          `json:"recipient,omitempty"`
-	AuthorID   string          `json:"author_id"`
-	AuthorName string          `json:"author_name"`
-	BodyMD     string          `json:"body_md"`
-	Payload    json.RawMessage `json:"payload,omitempty"`
-	Files      []fileRecord    `json:"files,omitempty"`
-	Mentions   []string        `json:"mentions,omitempty"`
-	Requests   []string        `json:"requests,omitempty"`
-	ReplyTo    string          `json:"reply_to,omitempty"`
-	ThreadRoot string          `json:"thread_root"`
-	SentAt     time.Time       `json:"sent_at"`
-}
-
 // pointerItem is a message's pointer item, on the box's requests index
 // when the message carries requests.
-func pointerItem(box string, msg *messageRecord) *store.Item {
+func pointerItem(box string, msg *table.Message) *store.Item {
 	pk := table.MessagePointerKey(msg.ID)
 	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: table.Encode(table.Pointer{Stream: msg.Stream, Seq: msg.Seq,
 		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests})}
@@ -169,7 +149,7 @@ func pointerItem(box string, msg *messageRecord) *store.Item {
 
 // requestsIndexKey orders a request message on its box's requests index:
 // by send time, then id.
-func requestsIndexKey(msg *messageRecord) string {
+func requestsIndexKey(msg *table.Message) string {
 	return table.RequestsSortKey(msg.SentAt.UnixNano(), msg.ID)
 }
 
@@ -223,13 +203,14 @@ type MessageDTO struct {
 	SentAt        string       `json:"sent_at"`
 }
 
-func (r *messageRecord) dto() MessageDTO {
+// messageDTO is stored message r as results show it.
+func messageDTO(r *table.Message) MessageDTO {
 	d := MessageDTO{MessageID: r.ID, StreamSeq: Revision(r.Seq), AuthorAgentID: r.AuthorID, AuthorName: r.AuthorName,
 		BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
 		ReplyTo: r.ReplyTo, ThreadRootID: r.ThreadRoot, SentAt: timestamp(r.SentAt)}
 	d.Destination = Destination{Kind: r.Kind, RoomID: r.RoomID, RecipientAgentID: r.Recipient}
 	for _, f := range r.Files {
-		d.Files = append(d.Files, f.dto())
+		d.Files = append(d.Files, fileDTO(f))
 	}
 	return d
 }
@@ -303,7 +284,7 @@ func checkTargets(field string, ids []string, self string) error {
 }
 
 // validate checks everything that needs no store read.
-func (in *MessageSendInput) validate() (json.RawMessage, []fileRecord, error) {
+func (in *MessageSendInput) validate() (json.RawMessage, []table.File, error) {
 	if err := in.Destination.check("destination"); err != nil {
 		return nil, nil, err
 	}
@@ -358,7 +339,7 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 		D  Destination
 		B  string
 		P  json.RawMessage
-		F  []fileRecord
+		F  []table.File
 		M  []string
 		R  []string
 		To string
@@ -387,8 +368,8 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 // newMessage is the template of the message in: everything but what the
 // send derives (id, stream, author, time, thread), within the envelope
 // bound.
-func newMessage(in *MessageSendInput, payload json.RawMessage, files []fileRecord) (*messageRecord, error) {
-	msg := &messageRecord{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
+func newMessage(in *MessageSendInput, payload json.RawMessage, files []table.File) (*table.Message, error) {
+	msg := &table.Message{Kind: in.Destination.Kind, RoomID: in.Destination.RoomID, Recipient: in.Destination.RecipientAgentID,
 		BodyMD: in.BodyMD, Payload: payload, Files: files, Mentions: in.Mentions, Requests: in.Requests, ReplyTo: in.ReplyTo}
 	if envelopeBytes(msg) > MaxEnvelopeBytes { // envelope.go: measured on what the agent sent
 		return nil, apperr.Limit("message", "64 KiB for the whole message with its file metadata")
@@ -447,7 +428,7 @@ func declareSend(b *batch, in *MessageSendInput, agent string, hot *hotLocks, la
 // send applies message_send's rules to what was read and builds the plan.
 // The recipients given attention are left in *notify, for waking waiting
 // readers once the send has committed.
-func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *messageRecord, notify *[]recipient, late *[]string) (*MessageSendOutput, *plan, error) {
+func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *table.Message, notify *[]recipient, late *[]string) (*MessageSendOutput, *plan, error) {
 	msg := *tmpl
 	msg.ID, msg.Stream, msg.AuthorID, msg.AuthorName, msg.SentAt = uuid.NewString(), s.st.id(), c.AgentID, c.Agent.Name, c.Now
 	p := &plan{}
@@ -741,7 +722,7 @@ func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp
 }
 
 // fanoutStep is step n of a fan-out intent: the next chunk of recipients.
-func (h *Hub) fanoutStep(ctx context.Context, rec *intentRecord, n uint64) ([]guardedOp, error) {
+func (h *Hub) fanoutStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
 	var f fanoutPayload
 	if err := json.Unmarshal(rec.Payload, &f); err != nil {
 		return nil, apperr.Normalize(err)
@@ -794,8 +775,8 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 		if msgs[0] == nil {
 			return nil, apperr.Forbidden()
 		}
-		out := &MessageGetOutput{Message: msgs[0].dto()}
-		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*messageRecord{msgs[0]})
+		out := &MessageGetOutput{Message: messageDTO(msgs[0])}
+		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*table.Message{msgs[0]})
 		if err != nil {
 			return nil, err
 		}
@@ -810,8 +791,8 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 // visibleMessages resolves message pointers to the messages the caller may
 // see (nil entries for the rest) with one batched read of the messages and
 // the caller's memberships of their rooms.
-func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) ([]*messageRecord, error) {
-	out := make([]*messageRecord, len(ptrs))
+func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) ([]*table.Message, error) {
+	out := make([]*table.Message, len(ptrs))
 	var keys []store.Key
 	type want struct {
 		i      int
@@ -863,7 +844,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		if items[w.msg] == nil {
 			continue
 		}
-		m, err := table.Decode[messageRecord](items[w.msg])
+		m, err := table.Decode[table.Message](items[w.msg])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -878,7 +859,7 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 // found on GSI1: a row written an instant ago may not be there yet, in
 // which case no receipt is recorded for it now — inbox_list, which reads
 // the table, always records its own.
-func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, streamID string, msgs []*messageRecord) ([]uint64, error) {
+func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, streamID string, msgs []*table.Message) ([]uint64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -990,7 +971,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 			return nil, err
 		}
 		for _, m := range msgs {
-			out.Messages = append(out.Messages, m.dto())
+			out.Messages = append(out.Messages, messageDTO(m))
 		}
 		if complete {
 			out.ResumeCursor = cursor.Encode(scope, convPos{After: pos.Upper})
@@ -1020,7 +1001,7 @@ func pageBytes(n int) (int, error) {
 // streamPage reads messages after..upper of st, at most limit and within
 // budget bytes (but at least one). last is the last sequence returned
 // (after when none); complete is true when the page reached upper.
-func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, limit, budget int) ([]*messageRecord, uint64, bool, error) {
+func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, limit, budget int) ([]*table.Message, uint64, bool, error) {
 	if after >= upper {
 		return nil, after, true, nil
 	}
@@ -1028,13 +1009,13 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 	if err != nil {
 		return nil, 0, false, storageErr(err)
 	}
-	var msgs []*messageRecord
+	var msgs []*table.Message
 	last, used := after, 0
 	for _, it := range rows {
 		if len(msgs) > 0 && used+len(it.Data) > budget {
 			break
 		}
-		m, err := table.Decode[messageRecord](it)
+		m, err := table.Decode[table.Message](it)
 		if err != nil {
 			return nil, 0, false, apperr.Normalize(err)
 		}
@@ -1089,7 +1070,7 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 }
 
 // thread reads the family of a visible anchor, at most limit rows of it.
-func (h *Hub) thread(ctx context.Context, c *call, anchor *messageRecord, limit int) (*ThreadReadOutput, error) {
+func (h *Hub) thread(ctx context.Context, c *call, anchor *table.Message, limit int) (*ThreadReadOutput, error) {
 	v, err := h.viewThread(ctx, c, anchor)
 	if err != nil {
 		return nil, err
@@ -1118,7 +1099,7 @@ type threadView struct {
 }
 
 // viewThread decides what the caller may see of a visible anchor's thread.
-func (h *Hub) viewThread(ctx context.Context, c *call, anchor *messageRecord) (*threadView, error) {
+func (h *Hub) viewThread(ctx context.Context, c *call, anchor *table.Message) (*threadView, error) {
 	st, _ := parseStream(anchor.Stream)
 	v := &threadView{st: st, root: anchor.ThreadRoot, start: 1, ancestors: map[string]bool{}}
 	if st.kind == KindRoom {
@@ -1194,12 +1175,12 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	if err != nil {
 		return nil, false, storageErr(err)
 	}
-	byID := map[string]*messageRecord{}
+	byID := map[string]*table.Message{}
 	for _, it := range items {
 		if it == nil {
 			continue
 		}
-		m, err := table.Decode[messageRecord](it)
+		m, err := table.Decode[table.Message](it)
 		if err != nil {
 			return nil, false, apperr.Normalize(err)
 		}
@@ -1209,7 +1190,7 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	for i, r := range recs {
 		out[i].seq = r.Seq
 		if m, ok := byID[r.ID]; ok {
-			d := m.dto()
+			d := messageDTO(m)
 			out[i].entry = &ThreadEntry{MessageID: r.ID, Message: &d}
 		} else if v.ancestors[r.ID] {
 			out[i].entry = &ThreadEntry{MessageID: r.ID, Redacted: true}

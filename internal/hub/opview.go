@@ -240,7 +240,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 	var ids []string
 	var keys []store.Key
 	for _, it := range items {
-		r, err := table.Decode[roomRecord](it)
+		r, err := table.Decode[table.Room](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -261,7 +261,7 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 
 // viewMessage is a stored message as the view reads it.
 type viewMessage struct {
-	rec   *messageRecord
+	rec   *table.Message
 	room  string
 	decls []ViewDeclaration
 }
@@ -277,7 +277,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 			return storageErr(err)
 		}
 		for _, it := range items {
-			m, err := table.Decode[messageRecord](it)
+			m, err := table.Decode[table.Message](it)
 			if err != nil {
 				return apperr.Normalize(err)
 			}
@@ -386,7 +386,7 @@ func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error 
 	}
 	out.NextSpaces = next
 	for _, it := range items {
-		s, err := table.Decode[spaceListing](it)
+		s, err := table.Decode[table.SpaceListing](it)
 		if err != nil {
 			return apperr.Normalize(err)
 		}
@@ -443,7 +443,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 		}
 		return 23 - int(age/time.Hour), true
 	}
-	var candidates []*messageRecord
+	var candidates []*table.Message
 	for _, m := range msgs {
 		h, ok := hour(m.rec.SentAt)
 		if !ok {
@@ -461,7 +461,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 	if len(candidates) == 0 {
 		return out, nil
 	}
-	slices.SortFunc(candidates, func(a, b *messageRecord) int { return b.SentAt.Compare(a.SentAt) })
+	slices.SortFunc(candidates, func(a, b *table.Message) int { return b.SentAt.Compare(a.SentAt) })
 	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
 	keys := make([]store.Key, len(candidates))
 	for i, m := range candidates {
@@ -475,7 +475,7 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 		if it == nil {
 			continue
 		}
-		r, err := table.Decode[requestRecord](it)
+		r, err := table.Decode[table.Request](it)
 		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
 			continue
 		}
@@ -774,7 +774,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 		if it == nil {
 			continue
 		}
-		sp, err := table.Decode[spaceListing](it)
+		sp, err := table.Decode[table.SpaceListing](it)
 		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
 			continue
 		}
@@ -832,7 +832,7 @@ func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, strin
 		if it == nil {
 			continue
 		}
-		if m, err := table.Decode[messageRecord](it); err == nil {
+		if m, err := table.Decode[table.Message](it); err == nil {
 			out[i].LastAt, out[i].LastAuthor = m.SentAt, m.AuthorName
 		}
 	}
@@ -954,13 +954,13 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
 	}
-	r, err := table.Decode[roomRecord](got[0])
+	r, err := table.Decode[table.Room](got[0])
 	if err != nil || r.BoxID != v.box {
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
 	if got[1] != nil {
-		if b, err := table.Decode[briefRecord](got[1]); err == nil {
+		if b, err := table.Decode[table.Brief](got[1]); err == nil {
 			out.BriefMD = b.TextMD
 		}
 	}
@@ -1010,7 +1010,7 @@ func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names ma
 	out.Older = older
 	var msgs []viewMessage
 	for _, it := range items {
-		m, err := table.Decode[messageRecord](it)
+		m, err := table.Decode[table.Message](it)
 		if err != nil {
 			return out, apperr.Normalize(err)
 		}
@@ -1050,7 +1050,7 @@ func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names 
 		for _, to := range m.rec.Requests {
 			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: StatusOpen}
 			if it := got[i]; it != nil {
-				if r, err := table.Decode[requestRecord](it); err == nil {
+				if r, err := table.Decode[table.Request](it); err == nil {
 					d.Status, d.Revision, d.DeclaredAt = r.Status, it.Version, r.DeclaredAt
 				}
 			}
@@ -1080,7 +1080,7 @@ func foldThreads(msgs []viewMessage) []ViewMessage {
 	return out
 }
 
-func toViewMessage(m *messageRecord) ViewMessage {
+func toViewMessage(m *table.Message) ViewMessage {
 	vm := ViewMessage{ID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, BodyMD: m.BodyMD, Seq: m.Seq,
 		SentAt: m.SentAt, Mentions: m.Mentions, Requests: m.Requests, ReplyTo: m.ReplyTo, ThreadRoot: m.ThreadRoot}
 	for _, f := range m.Files {
@@ -1179,13 +1179,13 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	var recs []*requestRecord
+	var recs []*table.Request
 	var versions []uint64
 	for _, it := range got {
 		if it == nil {
 			continue
 		}
-		r, err := table.Decode[requestRecord](it)
+		r, err := table.Decode[table.Request](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -1222,7 +1222,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 			if it == nil {
 				continue
 			}
-			if m, err := table.Decode[messageRecord](it); err == nil {
+			if m, err := table.Decode[table.Message](it); err == nil {
 				for _, j := range at[msgKeys[i]] {
 					out[j].Summary = summary(m.BodyMD)
 				}
@@ -1237,7 +1237,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 
 // nameRequests adds to names the agents and rooms of recs it lacks, read by
 // key (at most store.MaxBatchGetKeys of them; the rest show as ids).
-func (v *OwnerView) nameRequests(ctx context.Context, recs []*requestRecord, names map[string]string) error {
+func (v *OwnerView) nameRequests(ctx context.Context, recs []*table.Request, names map[string]string) error {
 	var keys []store.Key
 	want := func(id string, k store.Key) {
 		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {

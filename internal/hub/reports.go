@@ -20,7 +20,6 @@ import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -43,16 +42,6 @@ const (
 	MaxReportsPage     = 100
 )
 
-// fileReportRecord is a stored report.
-type fileReportRecord struct {
-	MessageID string    `json:"message_id"`
-	FileID    string    `json:"file_id"`
-	AgentID   string    `json:"agent_id"`
-	State     string    `json:"state"`
-	Note      string    `json:"note,omitempty"`
-	At        time.Time `json:"at"`
-}
-
 // FileReportDTO is one report.
 type FileReportDTO struct {
 	MessageID       string   `json:"message_id"`
@@ -64,7 +53,8 @@ type FileReportDTO struct {
 	ReportedAt      string   `json:"reported_at"`
 }
 
-func (r *fileReportRecord) dto(revision uint64) FileReportDTO {
+// fileReportDTO is report r at revision.
+func fileReportDTO(r *table.FileReport, revision uint64) FileReportDTO {
 	return FileReportDTO{MessageID: r.MessageID, FileID: r.FileID, ReporterAgentID: r.AgentID, State: r.State,
 		Note: r.Note, Revision: Revision(revision), ReportedAt: timestamp(r.At)}
 }
@@ -92,7 +82,7 @@ type FileAccessReportOutput struct {
 
 // resolveVisible returns the message at the pointer the call read, when the
 // caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
-func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*messageRecord, error) {
+func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
 	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
 	if err != nil {
 		return nil, err
@@ -145,23 +135,23 @@ func (h *Hub) FileAccessReport(ctx context.Context, cr Credentials, in FileAcces
 		if msg.AuthorID == c.AgentID {
 			return nil, nil, apperr.Invalid("message_id", "the author does not report access to its own files")
 		}
-		if !slices.ContainsFunc(msg.Files, func(f fileRecord) bool { return f.ID == in.FileID }) {
+		if !slices.ContainsFunc(msg.Files, func(f table.File) bool { return f.ID == in.FileID }) {
 			return nil, nil, apperr.Forbidden()
 		}
 		current := version(c.item(cur))
 		if current != uint64(in.ExpectedRevision) {
 			return nil, nil, apperr.Conflict(current)
 		}
-		rec := &fileReportRecord{MessageID: msg.ID, FileID: in.FileID, AgentID: c.AgentID, State: in.State, Note: in.Note, At: c.Now}
+		rec := &table.FileReport{MessageID: msg.ID, FileID: in.FileID, AgentID: c.AgentID, State: in.State, Note: in.Note, At: c.Now}
 		k := table.FileReportKey(msg.ID, in.FileID, c.AgentID)
 		p := &plan{}
 		p.put(&store.Item{PK: k.PK, SK: k.SK, Version: current + 1, Data: table.Encode(rec)}, casCond(c.item(cur)), h.conflictAt(k))
 		// The receipt leaves out the note (up to 2000 bytes): a replay
 		// answers ids, state, revision and time.
-		receipt := rec.dto(current + 1)
+		receipt := fileReportDTO(rec, current+1)
 		receipt.Note = ""
 		p.receipt = &FileAccessReportOutput{Report: receipt}
-		return &FileAccessReportOutput{Report: rec.dto(current + 1)}, p, nil
+		return &FileAccessReportOutput{Report: fileReportDTO(rec, current+1)}, p, nil
 	})
 }
 
@@ -252,11 +242,11 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			out.NextCursor = cursor.Encode(scope, reportsPos{After: rows[limit-1].SK})
 		}
 		for _, it := range rows {
-			r, err := table.Decode[fileReportRecord](it)
+			r, err := table.Decode[table.FileReport](it)
 			if err != nil {
 				return nil, apperr.Normalize(err)
 			}
-			out.Reports = append(out.Reports, r.dto(it.Version))
+			out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
 		}
 		return out, nil
 	})
@@ -278,11 +268,11 @@ func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []s
 		if it == nil {
 			continue
 		}
-		r, err := table.Decode[fileReportRecord](it)
+		r, err := table.Decode[table.FileReport](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
-		out.Reports = append(out.Reports, r.dto(it.Version))
+		out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
 	}
 	return out, nil
 }

@@ -43,7 +43,6 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -75,44 +74,16 @@ const (
 	requestScanBudget = 1000
 )
 
-// requestRecord is a request and its current declaration.
-type requestRecord struct {
-	MessageID   string      `json:"message_id"`
-	Destination Destination `json:"destination"`
-	StreamSeq   uint64      `json:"stream_seq"`
-	AuthorID    string      `json:"author_id"`
-	RecipientID string      `json:"recipient_id"`
-	SentAt      time.Time   `json:"sent_at"`
-	Status      string      `json:"status"`
-	DeclaredAt  time.Time   `json:"declared_at,omitzero"`
-	// ResponseID is the reply message of the current declaration.
-	ResponseID string `json:"response_id,omitempty"`
-}
-
-// indexKey is the request's sort key in both indexes.
-func (r *requestRecord) indexKey() string {
-	return table.RequestSortKey(r.SentAt, r.MessageID, r.RecipientID)
-}
-
-func (r *requestRecord) item(version uint64) *store.Item {
-	k := table.RequestKey(r.MessageID, r.RecipientID)
-	sk := r.indexKey()
-	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
-		GSI1PK: table.IncomingIndex(r.RecipientID), GSI1SK: sk,
-		GSI2PK: table.OutgoingIndex(r.AuthorID), GSI2SK: sk,
-		Data: table.Encode(r)}
-}
-
 // requestOps creates msg's requests, open, and counts each in its
 // recipient's open-request counter: two items per request.
-func requestOps(msg *messageRecord) []guardedOp {
+func requestOps(msg *table.Message) []guardedOp {
 	ops := make([]guardedOp, 0, 2*len(msg.Requests))
 	for _, to := range msg.Requests {
-		r := &requestRecord{MessageID: msg.ID, StreamSeq: msg.Seq, AuthorID: msg.AuthorID, RecipientID: to,
+		r := &table.Request{MessageID: msg.ID, StreamSeq: msg.Seq, AuthorID: msg.AuthorID, RecipientID: to,
 			SentAt: msg.SentAt, Status: StatusOpen,
-			Destination: Destination{Kind: msg.Kind, RoomID: msg.RoomID, RecipientAgentID: msg.Recipient}}
+			Destination: table.Destination{Kind: msg.Kind, RoomID: msg.RoomID, RecipientAgentID: msg.Recipient}}
 		ops = append(ops,
-			guardedOp{op: store.Put(r.item(0), store.Absent)},
+			guardedOp{op: store.Put(r.Item(0), store.Absent)},
 			guardedOp{op: store.Add(table.RequestCounterKey(to), 1, 0)})
 	}
 	return ops
@@ -133,9 +104,10 @@ type RequestDTO struct {
 	ResponseID       string      `json:"response_message_id,omitempty" desc:"The reply message of the current declaration."`
 }
 
-func (r *requestRecord) dto(revision uint64) RequestDTO {
+// requestDTO is request r at declaration revision.
+func requestDTO(r *table.Request, revision uint64) RequestDTO {
 	d := RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
-		AuthorAgentID: r.AuthorID, Destination: r.Destination, StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
+		AuthorAgentID: r.AuthorID, Destination: Destination(r.Destination), StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
 		Status: r.Status, Revision: Revision(revision), ResponseID: r.ResponseID}
 	if !r.DeclaredAt.IsZero() {
 		d.DeclaredAt = timestamp(r.DeclaredAt)
@@ -245,12 +217,12 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 				if it == nil {
 					continue
 				}
-				r, err := table.Decode[requestRecord](it)
+				r, err := table.Decode[table.Request](it)
 				if err != nil {
 					return nil, apperr.Normalize(err)
 				}
 				if in.Status == "" || r.Status == in.Status {
-					out.Requests = append(out.Requests, r.dto(it.Version))
+					out.Requests = append(out.Requests, requestDTO(r, it.Version))
 				}
 			}
 		}
@@ -309,7 +281,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		Rev Revision
 		S   string
 		B   string
-		F   []fileRecord
+		F   []table.File
 	}{in.RequestMessageID, in.ExpectedRevision, in.Status, in.BodyMD, stripIDs(files)})
 	// The reply says what it declares, for readers of the conversation.
 	payload, err := json.Marshal(map[string]any{"response": map[string]string{
@@ -347,7 +319,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		if it == nil || send.Destination.Kind == "" {
 			return nil, nil, apperr.Forbidden()
 		}
-		req, err := table.Decode[requestRecord](it)
+		req, err := table.Decode[table.Request](it)
 		if err != nil {
 			return nil, nil, apperr.Normalize(err)
 		}
@@ -368,7 +340,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		req.Status, req.DeclaredAt, req.ResponseID = in.Status, c.Now, reply.MessageID
 		// The declaration's CAS leads the plan: when it fails, its answer
 		// (REVISION_CONFLICT with the current revision) is the call's.
-		ops := []guardedOp{{op: store.Put(req.item(it.Version+1), store.AtVersion(it.Version)), onFail: h.conflictAt(it.Key())}}
+		ops := []guardedOp{{op: store.Put(req.Item(it.Version+1), store.AtVersion(it.Version)), onFail: h.conflictAt(it.Key())}}
 		if wasOpen {
 			ops = append(ops, guardedOp{op: store.Add(table.RequestCounterKey(c.AgentID), -1, 0)})
 		}
@@ -376,7 +348,7 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 		if wasOpen && c.Attention != nil {
 			c.Attention.OpenRequestCount = max(c.Attention.OpenRequestCount-1, 0)
 		}
-		return &RequestRespondOutput{Request: req.dto(it.Version + 1), Reply: *reply}, p, nil
+		return &RequestRespondOutput{Request: requestDTO(req, it.Version+1), Reply: *reply}, p, nil
 	})
 	if err == nil && !out.Replayed {
 		h.notifySent(to)
@@ -407,8 +379,8 @@ func replyDestination(ptr *table.Pointer, agent string) (Destination, bool) {
 
 // stripIDs returns file records without their fresh ids, for the canonical
 // payload of an idempotency key (a retry mints new ids).
-func stripIDs(files []fileRecord) []fileRecord {
-	out := make([]fileRecord, len(files))
+func stripIDs(files []table.File) []table.File {
+	out := make([]table.File, len(files))
 	for i, f := range files {
 		f.ID = ""
 		out[i] = f

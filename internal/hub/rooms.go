@@ -38,7 +38,6 @@ import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -68,25 +67,6 @@ const (
 	// MaxPrimeRooms bounds the rooms agent_prime lists.
 	MaxPrimeRooms = 100
 )
-
-// roomRecord is a room as its owner manages it. The item's Version is an
-// admin revision; it changes when the room is archived.
-type roomRecord struct {
-	ID         string    `json:"id"`
-	BoxID      string    `json:"box_id"`
-	Name       string    `json:"name"`
-	Archived   bool      `json:"archived"`
-	CreatedAt  time.Time `json:"created_at"`
-	ArchivedAt time.Time `json:"archived_at,omitzero"`
-}
-
-// briefRecord is a room's brief. UpdatedBy is the agent that last appended,
-// empty when the owner wrote it.
-type briefRecord struct {
-	TextMD    string    `json:"text_md"`
-	UpdatedAt time.Time `json:"updated_at"`
-	UpdatedBy string    `json:"updated_by,omitempty"`
-}
 
 func roomArchived() error {
 	return apperr.New(apperr.RoomArchived, "The room is archived; it can be read but not changed.")
@@ -134,7 +114,7 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 		if items[i] == nil || items[i+2] == nil {
 			continue
 		}
-		room, err := table.Decode[roomRecord](items[i])
+		room, err := table.Decode[table.Room](items[i])
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -243,11 +223,11 @@ func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, li
 
 // roomAccess decides whether the caller may see the room from the items
 // read in its batch: the room record and the caller's room-side membership.
-func roomAccess(c *Caller, roomIt, memberIt *store.Item) (*roomRecord, *table.RoomMember, error) {
+func roomAccess(c *Caller, roomIt, memberIt *store.Item) (*table.Room, *table.RoomMember, error) {
 	if roomIt == nil || memberIt == nil {
 		return nil, nil, apperr.Forbidden()
 	}
-	room, err := table.Decode[roomRecord](roomIt)
+	room, err := table.Decode[table.Room](roomIt)
 	if err != nil {
 		return nil, nil, apperr.Normalize(err)
 	}
@@ -271,7 +251,7 @@ type RoomDTO struct {
 	ArchivedAt    string   `json:"archived_at,omitempty"`
 }
 
-func roomDTO(r *roomRecord, briefRevision uint64) RoomDTO {
+func roomDTO(r *table.Room, briefRevision uint64) RoomDTO {
 	d := RoomDTO{RoomID: r.ID, Name: r.Name, Archived: r.Archived, BriefRevision: Revision(briefRevision),
 		CreatedAt: timestamp(r.CreatedAt)}
 	if r.Archived && !r.ArchivedAt.IsZero() {
@@ -336,7 +316,7 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 }
 
 // roomGet completes room_get with the roster.
-func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *table.RoomMember, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
+func (h *Hub) roomGet(ctx context.Context, room *table.Room, mem *table.RoomMember, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
 	pk, prefix := table.RosterPrefix(room.ID)
 	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
 	if err != nil {
@@ -445,12 +425,12 @@ func (roomSlots) declare(b *batch, room, agent string) roomSlots {
 }
 
 // access applies roomAccess to the slots.
-func (rs roomSlots) access(c *call) (*roomRecord, *table.RoomMember, error) {
+func (rs roomSlots) access(c *call) (*table.Room, *table.RoomMember, error) {
 	return roomAccess(c.Caller, c.item(rs.room), c.item(rs.member))
 }
 
 // writable is access for a mutation: the room must not be archived.
-func (rs roomSlots) writable(c *call) (*roomRecord, *table.RoomMember, error) {
+func (rs roomSlots) writable(c *call) (*table.Room, *table.RoomMember, error) {
 	room, mem, err := rs.access(c)
 	if err != nil {
 		return nil, nil, err
@@ -480,7 +460,7 @@ func (h *Hub) roomUnchanged(room string, v uint64) guardedOp {
 			if it == nil {
 				return apperr.Forbidden()
 			}
-			if r, err := table.Decode[roomRecord](it); err == nil && r.Archived {
+			if r, err := table.Decode[table.Room](it); err == nil && r.Archived {
 				return roomArchived()
 			}
 			return apperr.Unavailable(nil).WithNext("The room changed at the same moment; retry with the same idempotency_key.")
@@ -502,15 +482,15 @@ func briefDTO(room string, it *store.Item) (BriefDTO, error) {
 	if it == nil {
 		return d, nil
 	}
-	b, err := table.Decode[briefRecord](it)
+	b, err := table.Decode[table.Brief](it)
 	if err != nil {
 		return BriefDTO{}, apperr.Normalize(err)
 	}
-	return b.dto(room, it.Version), nil
+	return briefOf(b, room, it.Version), nil
 }
 
-// dto is the record as revision version of room's brief.
-func (b briefRecord) dto(room string, version uint64) BriefDTO {
+// briefOf is brief b as revision version of room's brief.
+func briefOf(b *table.Brief, room string, version uint64) BriefDTO {
 	return BriefDTO{RoomID: room, Revision: Revision(version), TextMD: b.TextMD,
 		UpdatedAt: timestamp(b.UpdatedAt), UpdatedBy: b.UpdatedBy}
 }
@@ -601,7 +581,7 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 			return nil, nil, apperr.Conflict(current)
 		}
 		if it := c.item(brief); it != nil {
-			b, err := table.Decode[briefRecord](it)
+			b, err := table.Decode[table.Brief](it)
 			if err != nil {
 				return nil, nil, apperr.Normalize(err)
 			}
@@ -612,9 +592,9 @@ func (h *Hub) RoomBriefUpdate(ctx context.Context, cr Credentials, in RoomBriefU
 			return nil, nil, apperr.Limit("brief", "64 KiB of UTF-8 in all")
 		}
 		bk := table.BriefKey(room.ID)
-		rec := briefRecord{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
+		rec := table.Brief{TextMD: text, UpdatedAt: c.Now, UpdatedBy: c.AgentID}
 		item := &store.Item{PK: bk.PK, SK: bk.SK, Version: current + 1, Data: table.Encode(rec)}
-		d := rec.dto(room.ID, item.Version) // not decoded back from item: 64 KiB of JSON
+		d := briefOf(&rec, room.ID, item.Version) // not decoded back from item: 64 KiB of JSON
 		// Checks in the order of the read path: membership, archive, then
 		// the CAS. When several fail, the first decides the answer, so a
 		// member removed meanwhile gets NOT_FOUND_OR_FORBIDDEN, never the

@@ -46,7 +46,7 @@ import (
 //
 // Listings read small items only. A space's goal may hold 20 KiB, and a
 // listing shows none of it, so every write of a space writes, in the same
-// atomic write, its listing item (space#<id> / listing: spaceListing, the
+// atomic write, its listing item (space#<id> / listing: table.SpaceListing, the
 // fields list_spaces returns, at the space's version). The listing item,
 // not the space, carries a public space's GSI1 keys; list_spaces reads the
 // listing items of the index and batch-reads those of its private spaces,
@@ -54,8 +54,8 @@ import (
 // goals are. Only get_space and the mutations read the space itself.
 //
 // Spaces written before listing items existed carry the GSI1 keys on the
-// space item and have no listing item. spaceListing's JSON is a subset of
-// spaceRecord's with the same names, so such an index entry decodes as a
+// space item and have no listing item. table.SpaceListing's JSON is a subset of
+// table.Space's with the same names, so such an index entry decodes as a
 // listing (at the old cost), and a private space without a listing item
 // is read whole; the space's next update writes both, in the new shape.
 
@@ -72,47 +72,9 @@ const (
 	spaceActive    = "active"
 	spacePaused    = "paused"
 	spaceArchived  = "archived"
-	visibilityPub  = "public"
+	visibilityPub  = table.VisibilityPublic
 	visibilityPriv = "private"
 )
-
-// spaceRecord is the stored space: its listing (what list_spaces shows)
-// and the rest. The embedded listing's fields are spaceRecord's own in
-// JSON, so a space item decodes as its listing too (see the note at the
-// top).
-type spaceRecord struct {
-	spaceListing
-	RequestID string `json:"request_id"`
-	Goal      string `json:"goal"`
-	UpdatedBy string `json:"updated_by"`
-}
-
-func (r *spaceRecord) sortKey() string { return table.SpaceSortKey(r.CreatedAt, r.ID) }
-
-// spaceListing is a space's listing item: what list_spaces (and the
-// operator view) show of it.
-type spaceListing struct {
-	ID         string    `json:"id"`
-	BoxID      string    `json:"box_id"`
-	CreatorID  string    `json:"creator_id"`
-	Title      string    `json:"title"`
-	Status     string    `json:"status"`
-	Visibility string    `json:"visibility"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
-}
-
-// items returns the space item and its listing item at version; every
-// write of a space puts both.
-func (r *spaceRecord) items(version uint64) (space, listing *store.Item) {
-	k, lk := table.SpaceKey(r.ID), table.SpaceListingKey(r.ID)
-	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: table.Encode(r)}
-	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: table.Encode(r.spaceListing)}
-	if r.Visibility == visibilityPub {
-		listing.GSI1PK, listing.GSI1SK = table.BoxSpacesIndex(r.BoxID), r.sortKey()
-	}
-	return space, listing
-}
 
 // SpaceRef is the id of a space: the REST path parameter and MCP's id.
 type SpaceRef struct {
@@ -149,13 +111,13 @@ type SpaceSummary struct {
 	UpdatedAt  string `json:"updated_at"`
 }
 
-func spaceDTO(r *spaceRecord, version uint64) *SpaceDTO {
+func spaceDTO(r *table.Space, version uint64) *SpaceDTO {
 	return &SpaceDTO{ID: r.ID, Version: version, Title: r.Title, Goal: r.Goal, Status: r.Status,
 		Visibility: r.Visibility, CreatorID: r.CreatorID, RequestID: r.RequestID,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt), UpdatedBy: r.UpdatedBy}
 }
 
-func spaceSummary(r *spaceListing, version uint64) SpaceSummary {
+func spaceSummary(r *table.SpaceListing, version uint64) SpaceSummary {
 	return SpaceSummary{ID: r.ID, Version: version, Title: r.Title, Status: r.Status, Visibility: r.Visibility,
 		CreatorID: r.CreatorID, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
 }
@@ -189,17 +151,17 @@ func checkSpaceID(id *string) error { return uuidArg("id", id) }
 
 // canSeeSpace reports whether c may see the space: same box, and public or a
 // member. Every read and write of a space goes through it.
-func canSeeSpace(c *Caller, r *spaceRecord, member *store.Item) bool {
+func canSeeSpace(c *Caller, r *table.Space, member *store.Item) bool {
 	return r.BoxID == c.BoxID && (r.Visibility == visibilityPub || member != nil)
 }
 
 // loadSpace decodes the space read in a call's batch and applies canSeeSpace:
 // anything the caller may not see is the one NOT_FOUND_OR_FORBIDDEN.
-func loadSpace(c *Caller, it, member *store.Item) (*spaceRecord, error) {
+func loadSpace(c *Caller, it, member *store.Item) (*table.Space, error) {
 	if it == nil {
 		return nil, apperr.Forbidden()
 	}
-	r, err := table.Decode[spaceRecord](it)
+	r, err := table.Decode[table.Space](it)
 	if err != nil {
 		return nil, apperr.Normalize(err)
 	}
@@ -255,11 +217,11 @@ func (h *Hub) CreateSpace(ctx context.Context, cr Credentials, in CreateSpaceInp
 
 // createSpace builds create_space's plan.
 func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, *plan) {
-	rec := &spaceRecord{spaceListing: spaceListing{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID,
+	rec := &table.Space{SpaceListing: table.SpaceListing{ID: uuid.NewString(), BoxID: c.BoxID, CreatorID: c.AgentID,
 		Title: d.Title, Status: d.Status, Visibility: d.Visibility, CreatedAt: c.Now, UpdatedAt: c.Now},
 		RequestID: d.RequestID, Goal: d.Goal, UpdatedBy: c.AgentID}
 	p := &plan{}
-	space, listing := rec.items(1)
+	space, listing := rec.Items(1)
 	p.put(space, store.Absent, nil)
 	// The space's condition guards both: the listing follows it.
 	p.put(listing, store.Unconditional, nil)
@@ -275,9 +237,9 @@ func createSpace(c *call, m mutation, d CreateSpaceData) (*SpaceMutationOutput, 
 }
 
 // memberOps writes both sides of a new membership.
-func memberOps(r *spaceRecord, agent, by string, now time.Time) []guardedOp {
+func memberOps(r *table.Space, agent, by string, now time.Time) []guardedOp {
 	m := table.SpaceMember{SpaceID: r.ID, AgentID: agent, AddedBy: by, AddedAt: now}
-	sk, ak := table.SpaceMemberKey(r.ID, agent), table.AgentSpaceKey(agent, r.sortKey())
+	sk, ak := table.SpaceMemberKey(r.ID, agent), table.AgentSpaceKey(agent, r.SortKey())
 	return []guardedOp{
 		{op: store.Put(&store.Item{PK: sk.PK, SK: sk.SK, Version: 1, Data: table.Encode(m)}, store.Absent)},
 		{op: store.Put(&store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: table.Encode(m)}, store.Unconditional)},
@@ -345,7 +307,7 @@ func (h *Hub) GetSpace(ctx context.Context, cr Credentials, in GetSpaceInput) (*
 }
 
 // getSpace completes get_space with a private space's members.
-func (h *Hub) getSpace(ctx context.Context, rec *spaceRecord, version uint64, members int64) (*GetSpaceOutput, error) {
+func (h *Hub) getSpace(ctx context.Context, rec *table.Space, version uint64, members int64) (*GetSpaceOutput, error) {
 	dto := spaceDTO(rec, version)
 	if rec.Visibility == visibilityPriv {
 		pk, prefix := table.SpaceMemberPrefix(rec.ID)
@@ -414,7 +376,7 @@ func (h *Hub) UpdateSpace(ctx context.Context, cr Credentials, in UpdateSpaceInp
 }
 
 // updateSpace builds update_space's plan over rec at version current.
-func updateSpace(c *call, m mutation, rec *spaceRecord, current uint64, d UpdateSpaceData) (*SpaceMutationOutput, *plan) {
+func updateSpace(c *call, m mutation, rec *table.Space, current uint64, d UpdateSpaceData) (*SpaceMutationOutput, *plan) {
 
 	next := *rec
 	next.Title, next.Goal, next.Status, next.UpdatedAt, next.UpdatedBy = d.Title, d.Goal, d.Status, c.Now, c.AgentID
@@ -424,7 +386,7 @@ func updateSpace(c *call, m mutation, rec *spaceRecord, current uint64, d Update
 		// a member removed meanwhile must not learn the current version.
 		p.check(table.SpaceMemberKey(rec.ID, c.AgentID), store.Present, answer(func() error { return apperr.Forbidden() }))
 	}
-	space, listing := next.items(current + 1)
+	space, listing := next.Items(current + 1)
 	p.put(space, store.AtVersion(current), c.h.conflictAt(table.SpaceKey(rec.ID)))
 	// Unconditional: the space's CAS guards it, and a space written before
 	// listing items existed has none yet.
@@ -549,7 +511,7 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 				continue // a membership whose space is gone: nothing to show
 			}
 		}
-		l, err := table.Decode[spaceListing](it)
+		l, err := table.Decode[table.SpaceListing](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -707,7 +669,7 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 				delta = -1
 				ops = []guardedOp{
 					{op: store.Delete(table.SpaceMemberKey(rec.ID, d.AgentID), store.Present), onFail: contended},
-					{op: store.Delete(table.AgentSpaceKey(d.AgentID, rec.sortKey()), store.Unconditional)},
+					{op: store.Delete(table.AgentSpaceKey(d.AgentID, rec.SortKey()), store.Unconditional)},
 				}
 			}
 			cond := store.Absent

@@ -40,10 +40,10 @@ func TestSweepReportsStuckIntents(t *testing.T) {
 			agent := uuid.NewString()
 			fan := fanoutPayload{MessageID: uuid.NewString(), Stream: "room#r", Seq: 1, At: clock.Now(),
 				To: []recipient{{Agent: agent, Reasons: ReasonFollowAll}}}
-			put(newIntent(intentFanout, 1, fan, clock.Now(), uuid.NewString()).item())
+			put(newIntent(intentFanout, 1, fan, clock.Now(), uuid.NewString()).Item())
 			// An intent of a kind this version cannot run never finishes.
 			stuck := newIntent("no-such-kind", 1, fan, clock.Now(), uuid.NewString())
-			put(stuck.item())
+			put(stuck.Item())
 			clock.Advance(time.Second)
 
 			for run := range 2 {

@@ -143,3 +143,56 @@ type Checkpoint struct {
 	ProfileVersion uint64          `json:"profile_version"`
 	SavedAt        time.Time       `json:"saved_at"`
 }
+
+// Card is the stored directory card: its listing (what a search filters
+// on) and the rest. AgentID, BoxID, Name and Listed are copied from the
+// agent record at each write (the hub's cardItems); the rest is the
+// agent's own. The embedded listing's fields are Card's own in JSON, so a
+// card item decodes as its listing too.
+type Card struct {
+	CardListing
+	DescriptionMD string    `json:"description_md,omitempty"`
+	Skills        []string  `json:"skills,omitempty"`
+	ContactNotes  string    `json:"contact_notes,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+}
+
+// CardListing is a card's listing item: what a search filters on, kept
+// apart from the card so a search page reads small items.
+type CardListing struct {
+	AgentID string `json:"agent_id"`
+	BoxID   string `json:"box_id"`
+	Name    string `json:"name"`
+	Listed  bool   `json:"listed"`
+	Role    string `json:"role,omitempty"`
+}
+
+// Items builds the card item and its listing item at version. The listing
+// is on its box's directory index (GSI2, OrderKey) only while Listed, so
+// a search never reads an unlisted card.
+func (c *Card) Items(version uint64) (full, listing *store.Item) {
+	k, lk := CardKey(c.AgentID), CardListingKey(c.AgentID)
+	full = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: Encode(c)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: Encode(c.CardListing)}
+	if c.Listed {
+		listing.GSI2PK, listing.GSI2SK = DirectoryIndex(c.BoxID), OrderKey(c.Name, c.AgentID)
+	}
+	return full, listing
+}
+
+// OwnerKey is an owner key's record: the hash of its secret, never the
+// secret, and the one box it reads.
+type OwnerKey struct {
+	KeyID     string    `json:"key_id"`
+	BoxID     string    `json:"box_id"`
+	SecretSHA string    `json:"secret_sha256"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Item is the owner key's item, written once (Version 1), on its box's
+// owner keys index in creation order.
+func (r *OwnerKey) Item() *store.Item {
+	k := OwnerKeyKey(r.KeyID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: Encode(r),
+		GSI1PK: BoxOwnerKeysIndex(r.BoxID), GSI1SK: OwnerKeySortKey(r.CreatedAt, r.KeyID)}
+}

@@ -1,6 +1,10 @@
 package table
 
-import "github.com/agentbox/agentbox/internal/store"
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
 
 // FileReportKey is an agent's access report of a file of a message
 // (Version = report revision).
@@ -15,4 +19,27 @@ func FileReportPrefix(message, file string) (pk, prefix string) {
 		file += "#"
 	}
 	return "frep#" + message, file
+}
+
+// FileReport is an agent's stored statement of its access to a file of a
+// message; the service never checks the link, so it is the agent's word.
+type FileReport struct {
+	MessageID string    `json:"message_id"`
+	FileID    string    `json:"file_id"`
+	AgentID   string    `json:"agent_id"`
+	State     string    `json:"state"`
+	Note      string    `json:"note,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// File is a file reference as a message stores it; the service keeps the
+// reference, never the file.
+type File struct {
+	ID           string `json:"id"`
+	URL          string `json:"url"`
+	DisplayName  string `json:"display_name"`
+	MediaType    string `json:"media_type,omitempty"`
+	VersionLabel string `json:"version_label,omitempty"`
+	SHA256       string `json:"sha256,omitempty"`
+	Commit       string `json:"commit,omitempty"`
 }

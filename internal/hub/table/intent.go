@@ -1,6 +1,7 @@
 package table
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -41,4 +42,25 @@ func IntentPartitions() []string {
 // IntentSortKey orders an intent on its shard: oldest first, for the sweep.
 func IntentSortKey(created time.Time, id string) string {
 	return fmt.Sprintf("%020d#%s", created.UnixNano(), id)
+}
+
+// Intent is an unfinished operation. The item's Version is the number of
+// steps applied.
+type Intent struct {
+	ID      string          `json:"id"`
+	Kind    string          `json:"kind"`
+	Steps   uint64          `json:"steps"`
+	Payload json.RawMessage `json:"payload"`
+	Created time.Time       `json:"created"`
+	// Box is the box the intent works for; it picks the index shard.
+	Box string `json:"box,omitempty"`
+}
+
+// Item is the intent's item as it opens (Version 0), on its box's shard
+// of the open intents index, oldest first for the sweep.
+func (r *Intent) Item() *store.Item {
+	k := IntentKey(r.ID)
+	return &store.Item{PK: k.PK, SK: k.SK,
+		GSI1PK: IntentShard(r.Box), GSI1SK: IntentSortKey(r.Created, r.ID),
+		Data: Encode(r)}
 }

@@ -1,8 +1,10 @@
 package table
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -78,4 +80,25 @@ type ThreadRow struct {
 	Stream  string `json:"stream"`
 	Seq     uint64 `json:"seq"`
 	ReplyTo string `json:"reply_to,omitempty"`
+}
+
+// Message is a stored message, immutable once written: the stream item
+// at its sequence holds it whole.
+type Message struct {
+	ID         string          `json:"id"`
+	Stream     string          `json:"stream"`
+	Seq        uint64          `json:"seq"`
+	Kind       string          `json:"kind"`
+	RoomID     string          `json:"room_id,omitempty"`
+	Recipient  string          `json:"recipient,omitempty"`
+	AuthorID   string          `json:"author_id"`
+	AuthorName string          `json:"author_name"`
+	BodyMD     string          `json:"body_md"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	Files      []File          `json:"files,omitempty"`
+	Mentions   []string        `json:"mentions,omitempty"`
+	Requests   []string        `json:"requests,omitempty"`
+	ReplyTo    string          `json:"reply_to,omitempty"`
+	ThreadRoot string          `json:"thread_root"`
+	SentAt     time.Time       `json:"sent_at"`
 }

@@ -82,3 +82,30 @@ type Epoch struct {
 	JoinedAt      time.Time `json:"joined_at"`
 	LeftAt        time.Time `json:"left_at,omitzero"`
 }
+
+// Room is a room as its owner manages it. The item's Version is an admin
+// revision; it changes when the room is archived.
+type Room struct {
+	ID         string    `json:"id"`
+	BoxID      string    `json:"box_id"`
+	Name       string    `json:"name"`
+	Archived   bool      `json:"archived"`
+	CreatedAt  time.Time `json:"created_at"`
+	ArchivedAt time.Time `json:"archived_at,omitzero"`
+}
+
+// Item is the room's item at version: on its box's rooms index, sorted by
+// OrderKey so rooms list in name order.
+func (r *Room) Item(version uint64) *store.Item {
+	k := RoomKey(r.ID)
+	return &store.Item{PK: k.PK, SK: k.SK, Version: version,
+		GSI1PK: BoxRoomsIndex(r.BoxID), GSI1SK: OrderKey(r.Name, r.ID), Data: Encode(r)}
+}
+
+// Brief is a room's brief. UpdatedBy is the agent that last appended,
+// empty when the owner wrote it.
+type Brief struct {
+	TextMD    string    `json:"text_md"`
+	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+}

@@ -57,3 +57,48 @@ type SpaceMember struct {
 	AddedBy string    `json:"added_by"`
 	AddedAt time.Time `json:"added_at"`
 }
+
+// VisibilityPublic is the visibility of a space every agent of its box
+// sees; only such a space's listing is on the box's spaces index.
+const VisibilityPublic = "public"
+
+// Space is the stored space: its listing (what list_spaces shows) and the
+// rest. The embedded listing's fields are Space's own in JSON, so a space
+// item decodes as its listing too (entries written before listing items
+// existed are found that way).
+type Space struct {
+	SpaceListing
+	RequestID string `json:"request_id"`
+	Goal      string `json:"goal"`
+	UpdatedBy string `json:"updated_by"`
+}
+
+// SortKey is the space's place in its box's spaces index and in its
+// members' agent-side lists: creation order.
+func (r *Space) SortKey() string { return SpaceSortKey(r.CreatedAt, r.ID) }
+
+// SpaceListing is a space's listing item: what list_spaces (and the
+// operator view) show of it.
+type SpaceListing struct {
+	ID         string    `json:"id"`
+	BoxID      string    `json:"box_id"`
+	CreatorID  string    `json:"creator_id"`
+	Title      string    `json:"title"`
+	Status     string    `json:"status"`
+	Visibility string    `json:"visibility"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Items returns the space item and its listing item at version; every
+// write of a space puts both. Only a public space's listing is on the
+// box's spaces index (GSI1).
+func (r *Space) Items(version uint64) (space, listing *store.Item) {
+	k, lk := SpaceKey(r.ID), SpaceListingKey(r.ID)
+	space = &store.Item{PK: k.PK, SK: k.SK, Version: version, Data: Encode(r)}
+	listing = &store.Item{PK: lk.PK, SK: lk.SK, Version: version, Data: Encode(r.SpaceListing)}
+	if r.Visibility == VisibilityPublic {
+		listing.GSI1PK, listing.GSI1SK = BoxSpacesIndex(r.BoxID), r.SortKey()
+	}
+	return space, listing
+}
