@@ -42,7 +42,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -185,18 +184,6 @@ func directoryStream(q string) string {
 	return "directory:" + hex.EncodeToString(sum[:12])
 }
 
-func pageLimit(field string, n, def, maxN int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, apperr.Invalid(field, "must be positive")
-	case n == 0:
-		return def, nil
-	case n > maxN:
-		return 0, apperr.Limit(field, "at most "+strconv.Itoa(maxN))
-	}
-	return n, nil
-}
-
 // searchQuery validates and folds a query.
 func searchQuery(q string) (string, error) {
 	if !utf8.ValidString(q) {
@@ -221,7 +208,7 @@ func (l cardListing) matches(q string) bool {
 // limit over 100), CURSOR_INVALID (a cursor of another caller or query, or
 // tampered with).
 func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectorySearchInput) (*DirectorySearchOutput, error) {
-	limit, err := pageLimit("limit", in.Limit, DefaultDirectoryPage, MaxDirectoryPage)
+	limit, err := pageSize("limit", in.Limit, DefaultDirectoryPage, MaxDirectoryPage)
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	if in.Filter != FilterUnread && in.Filter != FilterAll {
 		return nil, apperr.Invalid("filter", "must be unread or all")
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultInboxPage, MaxInboxPage)
+	limit, err := pageSize("limit", in.Limit, DefaultInboxPage, MaxInboxPage)
 	if err != nil {
 		return nil, err
 	}

@@ -252,7 +252,7 @@ type memoryPos struct {
 // content (get_memory returns it). It reads the table, so a page is
 // complete up to its last name.
 func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput) (*ListMemoryOutput, error) {
-	limit, err := seed002PageSize(in.Data.Limit)
+	limit, err := pageSize("limit", in.Data.Limit, DefaultPageItems, MaxPageItems)
 	if err != nil {
 		return nil, err
 	}

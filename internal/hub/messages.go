@@ -943,7 +943,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 	if err := in.Conversation.check("conversation"); err != nil {
 		return nil, err
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultConversationPage, MaxConversationPage)
+	limit, err := pageSize("limit", in.Limit, DefaultConversationPage, MaxConversationPage)
 	if err != nil {
 		return nil, err
 	}

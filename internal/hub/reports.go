@@ -200,7 +200,7 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			return nil, err
 		}
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultReportsPage, MaxReportsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultReportsPage, MaxReportsPage)
 	if err != nil {
 		return nil, err
 	}

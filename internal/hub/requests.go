@@ -192,7 +192,7 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 	if in.Status != "" && !validStatus(in.Status, true) && in.Status != StatusRecipientRemoved {
 		return nil, apperr.Invalid("status", "must be open, accepted, needs_context, declined, result_ready or recipient_removed")
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultRequestsPage, MaxRequestsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultRequestsPage, MaxRequestsPage)
 	if err != nil {
 		return nil, err
 	}

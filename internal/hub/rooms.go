@@ -199,7 +199,7 @@ type roomsPos struct {
 // room, a follow change or a brief update do not change the set or its
 // order and leave cursors valid.
 func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) (*RoomsListOutput, error) {
-	limit, err := pageLimit("limit", in.Limit, DefaultRoomsPage, MaxRoomsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultRoomsPage, MaxRoomsPage)
 	if err != nil {
 		return nil, err
 	}

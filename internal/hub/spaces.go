@@ -460,7 +460,7 @@ type spacesPos struct {
 // box's public spaces and the private spaces it is a member of. It is a
 // browser, not a lossless stream (see the note at the top of this file).
 func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput) (*ListSpacesOutput, error) {
-	limit, err := seed002PageSize(in.Data.Limit)
+	limit, err := pageSize("limit", in.Data.Limit, DefaultPageItems, MaxPageItems)
 	if err != nil {
 		return nil, err
 	}
@@ -593,19 +593,6 @@ func (h *Hub) spaceListings(ctx context.Context, ids []string) ([]*store.Item, e
 		}
 	}
 	return got, nil
-}
-
-// seed002PageSize applies the list tools' page size rule.
-func seed002PageSize(n int) (int, error) {
-	switch {
-	case n == 0:
-		return DefaultPageItems, nil
-	case n < 0:
-		return 0, apperr.Invalid("limit", "must be at least 1")
-	case n > MaxPageItems:
-		return 0, apperr.Limit("limit", "100 items")
-	}
-	return n, nil
 }
 
 // SpaceMemberData is the body of add_space_member and remove_space_member.
