@@ -213,28 +213,17 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 
 // roomsPage reads one page of rooms_list in membership generation gen.
 func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, limit int) (*RoomsListOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey}
 	pk, prefix := table.MembershipPrefix(c.AgentID)
-	from := prefix
-	if cur != "" {
-		var pos roomsPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if checkUUID("cursor", pos.R) != nil {
-			return nil, cursor.Invalid()
-		}
-		from = store.After(prefix + pos.R)
+	ks := table.Keyset[roomsPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey},
+		Key:   func(p roomsPos) (string, bool) { return prefix + p.R, checkUUID("cursor", p.R) == nil },
+		Pos:   func(sk string) roomsPos { return roomsPos{R: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: from, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := &RoomsListOutput{}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		out.NextCursor = cursor.Encode(scope, roomsPos{R: strings.TrimPrefix(rows[limit-1].SK, prefix)})
-	}
+	out := &RoomsListOutput{NextCursor: next}
 	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {
 		return nil, err
 	}

@@ -471,17 +471,16 @@ func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput
 
 // spacesPage reads one page of list_spaces.
 func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*ListSpacesOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey}
-	var after string
-	if cur != "" {
-		var pos spacesPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if pos.K == "" || len(pos.K) > 200 || strings.ContainsRune(pos.K, 0) {
-			return nil, cursor.Invalid()
-		}
-		after = pos.K
+	// Two keysets, merged: the cursor holds the merged key (a public
+	// listing's sort key, or the suffix of a member row's).
+	ks := table.Keyset[spacesPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey},
+		Key:   func(p spacesPos) (string, bool) { return p.K, len(p.K) <= 200 && !strings.ContainsRune(p.K, 0) },
+		Pos:   func(k string) spacesPos { return spacesPos{K: k} },
+	}
+	after, err := ks.After(cur)
+	if err != nil {
+		return nil, err
 	}
 
 	from := func(prefix string) string {
@@ -528,7 +527,7 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 	out := &ListSpacesOutput{Items: []SpaceSummary{}}
 	if len(merged) > limit {
 		merged = merged[:limit]
-		out.NextCursor = cursor.Encode(scope, spacesPos{K: merged[limit-1].key})
+		out.NextCursor = ks.Next(merged[limit-1].key)
 	}
 
 	var ids []string
