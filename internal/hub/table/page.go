@@ -110,16 +110,26 @@ func Page[P any](ctx context.Context, st Querier, q store.Query, k Keyset[P], cu
 		return nil, "", err
 	}
 	q = resume(q, after)
+	items, more, err := Probe(ctx, st, q, size)
+	if err != nil || !more {
+		return items, "", err
+	}
+	return items, k.Next(SortKey(q, items[size-1])), nil
+}
+
+// Probe reads at most size entries of q and says whether more follow, in
+// one Query of size+1 entries: a page without a cursor (a list that
+// answers "truncated", or a page whose position its caller keeps).
+func Probe(ctx context.Context, st Querier, q store.Query, size int) ([]*store.Item, bool, error) {
 	q.Limit = size + 1
 	items, err := st.Query(ctx, q)
 	if err != nil {
-		return nil, "", err
+		return nil, false, err
 	}
 	if len(items) <= size {
-		return items, "", nil
+		return items, false, nil
 	}
-	items = items[:size]
-	return items, k.Next(SortKey(q, items[size-1])), nil
+	return items[:size], true, nil
 }
 
 // Scan is Page's scan-with-budget variant: it reads q after sort key after
@@ -150,4 +160,63 @@ func Scan(ctx context.Context, st Querier, q store.Query, after string, chunk fu
 		}
 		after = SortKey(q, items[len(items)-1])
 	}
+}
+
+// SeqPos is a history's position (message and inbox histories): an
+// ascending sequence keyset with a fixed first-page upper. After is the
+// last sequence the listing has got to; Upper is its snapshot, the head
+// when its first page was read, so a listing ends even while rows arrive
+// (0 on a resume cursor: the next read fixes it at the head then).
+type SeqPos struct {
+	After uint64 `json:"a"`
+	Upper uint64 `json:"u,omitempty"`
+}
+
+// History is a history's cursor.
+type History struct{ Scope cursor.Scope }
+
+// Start is where a read of the history begins: after floor for a first
+// page (cur is ""), else at cur's position, which must be at or above
+// floor and at or below its upper. A position without an upper gets head.
+func (h History) Start(cur string, floor, head uint64) (SeqPos, error) {
+	p := SeqPos{After: floor}
+	if cur != "" {
+		var err error
+		p, err = Keyset[SeqPos]{Scope: h.Scope}.Decode(cur, func(p SeqPos) bool {
+			return p.After >= floor && (p.Upper == 0 || p.Upper >= p.After)
+		})
+		if err != nil {
+			return p, err
+		}
+	}
+	if p.Upper == 0 {
+		p.Upper = head
+	}
+	return p, nil
+}
+
+// Next is the cursor after a page of p that got to last: once last
+// reaches the upper, the resume cursor (resume is true) that later reads
+// only what arrives after the snapshot; else the next page's.
+func (h History) Next(p SeqPos, last uint64) (cur string, resume bool) {
+	if last >= p.Upper {
+		return cursor.Encode(h.Scope, SeqPos{After: p.Upper}), true
+	}
+	return cursor.Encode(h.Scope, SeqPos{After: last, Upper: p.Upper}), false
+}
+
+// Fit is how many of n rows, in order, a page of budget bytes holds when
+// row i takes size(i): at least one (a row over the budget is shown
+// alone), and never one past a row that does not fit, so the page ends
+// before the first row it drops and the cursor continues there.
+func Fit(n, budget int, size func(i int) int) int {
+	used := 0
+	for i := range n {
+		sz := size(i)
+		if i > 0 && used+sz > budget {
+			return i
+		}
+		used += sz
+	}
+	return n
 }
