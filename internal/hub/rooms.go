@@ -162,13 +162,9 @@ func version(it *store.Item) uint64 {
 // and whether there are more.
 func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]RoomRef, bool, error) {
 	pk, prefix := table.MembershipPrefix(agent)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	rows, more, err := table.Probe(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, limit)
 	if err != nil {
 		return nil, false, storageErr(err)
-	}
-	more := len(rows) > limit
-	if more {
-		rows = rows[:limit]
 	}
 	refs, err := h.roomRefs(ctx, agent, rows)
 	return refs, more, err
@@ -327,14 +323,11 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 // roomGet completes room_get with the roster.
 func (h *Hub) roomGet(ctx context.Context, room *roomRecord, mem *table.RoomMember, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
 	pk, prefix := table.RosterPrefix(room.ID)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
+	rows, more, err := table.Probe(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, MaxRosterMembers)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	roster := Roster{Members: make([]RosterEntry, 0, min(len(rows), MaxRosterMembers)), Count: members}
-	if len(rows) > MaxRosterMembers {
-		rows, roster.Truncated = rows[:MaxRosterMembers], true
-	}
+	roster := Roster{Members: make([]RosterEntry, 0, len(rows)), Count: members, Truncated: more}
 	for _, it := range rows {
 		m, err := table.Decode[table.RoomMember](it)
 		if err != nil {
