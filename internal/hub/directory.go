@@ -42,7 +42,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -156,18 +155,6 @@ func directoryStream(q string) string {
 	return "directory:" + hex.EncodeToString(sum[:12])
 }
 
-func pageLimit(field string, n, def, maxN int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, apperr.Invalid(field, "must be positive")
-	case n == 0:
-		return def, nil
-	case n > maxN:
-		return 0, apperr.Limit(field, "at most "+strconv.Itoa(maxN))
-	}
-	return n, nil
-}
-
 // searchQuery validates and folds a query.
 func searchQuery(q string) (string, error) {
 	if !utf8.ValidString(q) {
@@ -194,7 +181,7 @@ func listingMatches(l *table.CardListing, q string) bool {
 // limit over 100), CURSOR_INVALID (a cursor of another caller or query, or
 // tampered with).
 func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectorySearchInput) (*DirectorySearchOutput, error) {
-	limit, err := pageLimit("limit", in.Limit, DefaultDirectoryPage, MaxDirectoryPage)
+	limit, err := pageSize("limit", in.Limit, DefaultDirectoryPage, MaxDirectoryPage)
 	if err != nil {
 		return nil, err
 	}
@@ -209,17 +196,14 @@ func (h *Hub) DirectorySearch(ctx context.Context, cr Credentials, in DirectoryS
 
 // directoryPage reads one page of directory_search.
 func (h *Hub) directoryPage(ctx context.Context, c *call, q, cur string, limit int) (*DirectorySearchOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q), Key: c.cursorKey}
-	from := ""
-	if cur != "" {
-		var pos dirPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if pos.K == "" {
-			return nil, cursor.Invalid()
-		}
-		from = store.After(pos.K)
+	ks := table.Keyset[dirPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: directoryStream(q), Key: c.cursorKey},
+		Key:   func(p dirPos) (string, bool) { return p.K, true },
+		Pos:   func(sk string) dirPos { return dirPos{K: sk} },
+	}
+	after, err := ks.After(cur)
+	if err != nil {
+		return nil, err
 	}
 
 	type hit struct {
@@ -227,46 +211,47 @@ func (h *Hub) directoryPage(ctx context.Context, c *call, q, cur string, limit i
 		agent string
 	}
 	var hits []hit
-	last, scanned, bytes, more := "", 0, 0, true
-scan:
-	for scanned < directoryScanBudget && bytes < directoryScanBytes {
+	last, scanned, bytes := "", 0, 0
+	chunk := func() int {
+		if scanned >= directoryScanBudget || bytes >= directoryScanBytes {
+			return 0
+		}
 		n := min(directoryScanChunk, directoryScanBudget-scanned)
 		if q == "" {
 			n = min(n, limit+1-len(hits)) // every entry matches: read no more than needed
 		}
-		items, err := h.st.Query(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(c.BoxID), From: from, Limit: n})
-		if err != nil {
-			return nil, storageErr(err)
-		}
-		for _, it := range items {
-			scanned++
-			bytes += store.ItemSize(it)
-			last = it.GSI2SK
-			l, err := table.Decode[table.CardListing](it)
-			if err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			if listingMatches(l, q) {
-				hits = append(hits, hit{key: it.GSI2SK, agent: l.AgentID})
-				if len(hits) > limit {
-					break scan
+		return n
+	}
+	end, err := table.Scan(ctx, h.st, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(c.BoxID)}, after, chunk,
+		func(items []*store.Item) (bool, error) {
+			for _, it := range items {
+				scanned++
+				bytes += store.ItemSize(it)
+				last = it.GSI2SK
+				l, err := table.Decode[table.CardListing](it)
+				if err != nil {
+					return false, err
+				}
+				if listingMatches(l, q) {
+					hits = append(hits, hit{key: it.GSI2SK, agent: l.AgentID})
+					if len(hits) > limit {
+						return true, nil
+					}
 				}
 			}
-		}
-		if len(items) < n {
-			more = false
-			break
-		}
-		from = store.After(last)
+			return false, nil
+		})
+	if err != nil {
+		return nil, storageErr(err)
 	}
 
 	out := &DirectorySearchOutput{Cards: []DirectoryCard{}}
 	switch {
 	case len(hits) > limit:
 		hits = hits[:limit]
-		out.NextCursor = cursor.Encode(scope, dirPos{K: hits[limit-1].key})
-	case more && last != "":
-		out.NextCursor = cursor.Encode(scope, dirPos{K: last})
+		out.NextCursor = ks.Next(hits[limit-1].key)
+	case !end && last != "":
+		out.NextCursor = ks.Next(last)
 	}
 	if len(hits) > 0 {
 		keys := make([]store.Key, len(hits))

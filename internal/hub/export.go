@@ -92,14 +92,11 @@ func (h *Hub) ThreadExport(ctx context.Context, cr Credentials, in ThreadExportI
 		if err != nil {
 			return nil, err
 		}
-		scope := cursor.Scope{Agent: c.AgentID, Stream: "export:" + anchor.ThreadRoot + ":" + in.Format, Key: c.cursorKey}
+		ks := table.Keyset[exportPos]{Scope: cursor.Scope{Agent: c.AgentID, Stream: "export:" + anchor.ThreadRoot + ":" + in.Format, Key: c.cursorKey}}
 		var pos exportPos
 		if in.Cursor != "" {
-			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
+			if pos, err = ks.Decode(in.Cursor, func(p exportPos) bool { return p.Upper >= p.After && p.Upper != 0 }); err != nil {
 				return nil, err
-			}
-			if pos.Upper < pos.After || pos.Upper == 0 {
-				return nil, cursor.Invalid()
 			}
 		} else {
 			head, err := h.st.Get(ctx, v.st.head())
@@ -139,7 +136,7 @@ func (h *Hub) ThreadExport(ctx context.Context, cr Credentials, in ThreadExportI
 		out.Chunk = b.String()
 		if full || more {
 			out.Partial = true
-			out.NextCursor = cursor.Encode(scope, pos)
+			out.NextCursor = ks.Encode(pos)
 		}
 		return out, nil
 	})

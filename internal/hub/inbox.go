@@ -125,11 +125,6 @@ type InboxListOutput struct {
 	WaitedSeconds      *float64 `json:"waited_seconds,omitempty" desc:"Given when you asked to wait: how long this call waited."`
 }
 
-type inboxPos struct {
-	After uint64 `json:"a"`
-	Upper uint64 `json:"u,omitempty"`
-}
-
 func reasonNames(r int) []string {
 	names := []string{}
 	for _, n := range []struct {
@@ -157,7 +152,7 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 	if in.Filter != FilterUnread && in.Filter != FilterAll {
 		return nil, apperr.Invalid("filter", "must be unread or all")
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultInboxPage, MaxInboxPage)
+	limit, err := pageSize("limit", in.Limit, DefaultInboxPage, MaxInboxPage)
 	if err != nil {
 		return nil, err
 	}
@@ -178,21 +173,13 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 		acks = b.add(table.AckSeqKey(agent))
 		shown = declareReceipts(b, cr)
 	}, func(c *call) (*InboxListOutput, error) {
-		scope := cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}
-		var pos inboxPos
-		if in.Cursor != "" {
-			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
-				return nil, err
-			}
-			if pos.Upper != 0 && pos.Upper < pos.After {
-				return nil, cursor.Invalid()
-			}
+		hist := table.History{Scope: cursor.Scope{Agent: c.AgentID, Stream: "inbox:" + in.Filter, Key: c.cursorKey}}
+		pos, err := hist.Start(in.Cursor, 0, version(c.inboxHead))
+		if err != nil {
+			return nil, err
 		}
-		if pos.Upper == 0 {
-			pos.Upper = version(c.inboxHead)
-			if pos.Upper < pos.After {
-				return nil, cursor.Invalid()
-			}
+		if pos.Upper < pos.After {
+			return nil, cursor.Invalid() // a resume cursor past the head
 		}
 		if in.Filter == FilterUnread {
 			// Every row up to the watermark is acknowledged: start after
@@ -204,7 +191,7 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 			pos.After = max(pos.After, min(w, pos.Upper))
 		}
 		rc := c.receiptsRead(shown)
-		out, err := h.inboxPage(ctx, c, scope, in.Filter, pos, limit, budget, rc)
+		out, err := h.inboxPage(ctx, c, hist, in.Filter, pos, limit, budget, rc)
 		if err != nil || in.WaitSeconds == 0 {
 			return out, err
 		}
@@ -227,7 +214,7 @@ func (h *Hub) InboxList(ctx context.Context, cr Credentials, in InboxListInput) 
 		}
 		if head > pos.Upper {
 			// The first page wrote nothing (no rows): its read still holds.
-			out, err = h.inboxPage(ctx, c, scope, in.Filter, inboxPos{After: pos.Upper, Upper: head}, limit, budget, rc)
+			out, err = h.inboxPage(ctx, c, hist, in.Filter, table.SeqPos{After: pos.Upper, Upper: head}, limit, budget, rc)
 		}
 		return out, err
 	})
@@ -255,33 +242,34 @@ func seconds(d time.Duration) *float64 {
 }
 
 // inboxPage reads rows after pos.After up to pos.Upper.
-func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter string, pos inboxPos, limit, budget int, rc receiptsRead) (*InboxListOutput, error) {
+func (h *Hub) inboxPage(ctx context.Context, c *call, hist table.History, filter string, pos table.SeqPos, limit, budget int, rc receiptsRead) (*InboxListOutput, error) {
 	// Collect up to limit rows of the filter, scanning at most
 	// inboxScanBudget rows; last is where the listing has got to (the
 	// last row returned or passed over).
 	var rows []*table.Attention
 	var sizes []int
 	last, scanned := pos.After, 0
-	for len(rows) < limit && scanned < inboxScanBudget && last < pos.Upper {
+	chunk := func() int {
+		if len(rows) >= limit || scanned >= inboxScanBudget || last >= pos.Upper {
+			return 0
+		}
 		n := limit - len(rows)
 		if filter == FilterUnread {
 			n = max(n, 16)
 		}
-		n = min(n, inboxScanBudget-scanned)
-		items, err := h.st.Query(ctx, store.Query{PK: table.InboxHeadKey(c.AgentID).PK,
-			From: table.InboxRowKey(c.AgentID, last+1).SK, To: table.InboxRowKey(c.AgentID, pos.Upper).SK, Limit: n})
-		if err != nil {
-			return nil, storageErr(err)
-		}
-		consumed := 0
+		return min(n, inboxScanBudget-scanned)
+	}
+	q := store.Query{PK: table.InboxHeadKey(c.AgentID).PK,
+		From: table.InboxRowKey(c.AgentID, pos.After+1).SK, To: table.InboxRowKey(c.AgentID, pos.Upper).SK}
+	end, err := table.Scan(ctx, h.st, q, "", chunk, func(items []*store.Item) (bool, error) {
 		for _, it := range items {
 			if len(rows) == limit {
-				break
+				return true, nil
 			}
-			consumed++
+			scanned++
 			a, err := table.Decode[table.Attention](it)
 			if err != nil {
-				return nil, apperr.Normalize(err)
+				return false, err
 			}
 			last = a.Seq
 			if filter == FilterUnread && a.AckedBy != "" {
@@ -289,12 +277,15 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 			}
 			rows, sizes = append(rows, a), append(sizes, len(it.Data))
 		}
-		scanned += consumed
-		if len(items) < n && consumed == len(items) {
-			// Every row up to the upper has been read: the head moves
-			// only with a row, so there is none between.
-			last = pos.Upper
-		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	if end {
+		// Every row up to the upper has been read: the head moves only
+		// with a row, so there is none between.
+		last = pos.Upper
 	}
 
 	msgs, err := h.rowMessages(ctx, c, rows)
@@ -302,7 +293,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		return nil, err
 	}
 	out := &InboxListOutput{Rows: []InboxRow{}}
-	used := 0
+	rowBytes := make([]int, 0, len(rows))
 	for i, r := range rows {
 		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
 			Acked: r.AckedBy != ""}
@@ -317,19 +308,18 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, scope cursor.Scope, filter
 		} else {
 			row.Redacted, row.MessageID, row.At = true, r.MessageID, timestamp(r.At)
 		}
-		// The byte budget never skips a row: the page ends before the
-		// first row that does not fit, and the cursor continues there.
-		if len(out.Rows) > 0 && used+sz > budget {
-			last = rows[i-1].Seq
-			break
-		}
-		used += sz
+		rowBytes = append(rowBytes, sz)
 		out.Rows = append(out.Rows, row)
 	}
-	if last >= pos.Upper {
-		out.ResumeCursor = cursor.Encode(scope, inboxPos{After: pos.Upper})
+	// The byte budget never skips a row: the page ends before the first
+	// row that does not fit, and the cursor continues there.
+	if n := table.Fit(len(rowBytes), budget, func(i int) int { return rowBytes[i] }); n < len(rowBytes) {
+		out.Rows, last = out.Rows[:n], rows[n-1].Seq
+	}
+	if next, resume := hist.Next(pos, last); resume {
+		out.ResumeCursor = next
 	} else {
-		out.NextCursor = cursor.Encode(scope, inboxPos{After: last, Upper: pos.Upper})
+		out.NextCursor = next
 	}
 	if len(out.Rows) > 0 {
 		// This session was shown every row after pos.After up to last,

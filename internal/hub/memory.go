@@ -252,7 +252,7 @@ type memoryPos struct {
 // content (get_memory returns it). It reads the table, so a page is
 // complete up to its last name.
 func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput) (*ListMemoryOutput, error) {
-	limit, err := seed002PageSize(in.Data.Limit)
+	limit, err := pageSize("limit", in.Data.Limit, DefaultPageItems, MaxPageItems)
 	if err != nil {
 		return nil, err
 	}
@@ -266,28 +266,17 @@ func (h *Hub) ListMemory(ctx context.Context, cr Credentials, in ListMemoryInput
 
 // memoryPage reads one page of list_memory; total is the note count.
 func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, limit int) (*ListMemoryOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "memory", Key: c.cursorKey}
 	pk, prefix := table.MemoryPrefix(c.AgentID)
-	from := prefix
-	if cur != "" {
-		var pos memoryPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if checkNoteName(pos.N) != nil {
-			return nil, cursor.Invalid()
-		}
-		from = store.After(prefix + pos.N)
+	ks := table.Keyset[memoryPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: "memory", Key: c.cursorKey},
+		Key:   func(p memoryPos) (string, bool) { return prefix + p.N, checkNoteName(p.N) == nil },
+		Pos:   func(sk string) memoryPos { return memoryPos{N: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: from, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: total, MaxNotes: MaxMemoryNotes}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		out.NextCursor = cursor.Encode(scope, memoryPos{N: strings.TrimPrefix(rows[limit-1].SK, prefix)})
-	}
+	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: total, MaxNotes: MaxMemoryNotes, NextCursor: next}
 	for _, it := range rows {
 		rec, err := table.Decode[table.Memory](it)
 		if err != nil {

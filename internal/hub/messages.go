@@ -907,11 +907,6 @@ type ConversationReadOutput struct {
 	ResumeCursor string       `json:"resume_cursor,omitempty" desc:"The snapshot is complete: pass it later to get only newer messages."`
 }
 
-type convPos struct {
-	After uint64 `json:"a"`
-	Upper uint64 `json:"u,omitempty"`
-}
-
 // ConversationRead pages through a room (from the caller's epoch start) or
 // the caller's own DM pair, ascending. The first page fixes an upper bound
 // (the stream's head); next_cursor continues after the last message
@@ -924,7 +919,7 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 	if err := in.Conversation.check("conversation"); err != nil {
 		return nil, err
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultConversationPage, MaxConversationPage)
+	limit, err := pageSize("limit", in.Limit, DefaultConversationPage, MaxConversationPage)
 	if err != nil {
 		return nil, err
 	}
@@ -952,31 +947,23 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 		} else if in.Conversation.RecipientAgentID == c.AgentID {
 			return nil, apperr.Invalid("conversation.recipient_agent_id", "must not be yourself")
 		}
-		scope := cursor.Scope{Agent: c.AgentID, Stream: "conv:" + st.id(), Epoch: epoch, Key: c.cursorKey}
-		pos := convPos{After: start - 1}
-		if in.Cursor != "" {
-			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
-				return nil, err
-			}
-			if pos.After < start-1 || (pos.Upper != 0 && pos.Upper < pos.After) {
-				return nil, cursor.Invalid()
-			}
-		}
-		if pos.Upper == 0 {
-			pos.Upper = version(c.item(head))
+		hist := table.History{Scope: cursor.Scope{Agent: c.AgentID, Stream: "conv:" + st.id(), Epoch: epoch, Key: c.cursorKey}}
+		pos, err := hist.Start(in.Cursor, start-1, version(c.item(head)))
+		if err != nil {
+			return nil, err
 		}
 		out := &ConversationReadOutput{Messages: []MessageDTO{}}
-		msgs, last, complete, err := h.streamPage(ctx, st, pos.After, pos.Upper, limit, budget)
+		msgs, last, err := h.streamPage(ctx, st, pos.After, pos.Upper, limit, budget)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range msgs {
 			out.Messages = append(out.Messages, messageDTO(m))
 		}
-		if complete {
-			out.ResumeCursor = cursor.Encode(scope, convPos{After: pos.Upper})
+		if next, resume := hist.Next(pos, last); resume {
+			out.ResumeCursor = next
 		} else {
-			out.NextCursor = cursor.Encode(scope, convPos{After: last, Upper: pos.Upper})
+			out.NextCursor = next
 		}
 		if _, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), st.id(), msgs); err != nil {
 			return nil, err
@@ -1000,30 +987,27 @@ func pageBytes(n int) (int, error) {
 
 // streamPage reads messages after..upper of st, at most limit and within
 // budget bytes (but at least one). last is the last sequence returned
-// (after when none); complete is true when the page reached upper.
-func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, limit, budget int) ([]*table.Message, uint64, bool, error) {
+// (after when none).
+func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, limit, budget int) ([]*table.Message, uint64, error) {
 	if after >= upper {
-		return nil, after, true, nil
+		return nil, after, nil
 	}
 	rows, err := h.st.Query(ctx, store.Query{PK: st.pk(), From: st.msgKey(after + 1).SK, To: st.msgKey(upper).SK, Limit: limit})
 	if err != nil {
-		return nil, 0, false, storageErr(err)
+		return nil, 0, storageErr(err)
 	}
-	var msgs []*table.Message
-	last, used := after, 0
+	rows = rows[:table.Fit(len(rows), budget, func(i int) int { return len(rows[i].Data) })]
+	msgs := make([]*table.Message, 0, len(rows))
+	last := after
 	for _, it := range rows {
-		if len(msgs) > 0 && used+len(it.Data) > budget {
-			break
-		}
 		m, err := table.Decode[table.Message](it)
 		if err != nil {
-			return nil, 0, false, apperr.Normalize(err)
+			return nil, 0, err
 		}
 		msgs = append(msgs, m)
-		used += len(it.Data)
 		last = m.Seq
 	}
-	return msgs, last, last >= upper, nil
+	return msgs, last, nil
 }
 
 // ThreadReadInput is thread_read's input.
@@ -1151,13 +1135,9 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	if upper > 0 {
 		to = prefix + table.SeqKey(upper)
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix + table.SeqKey(after+1), To: to, Limit: limit + 1})
+	rows, more, err := table.Probe(ctx, h.st, store.Query{PK: pk, From: prefix + table.SeqKey(after+1), To: to}, limit)
 	if err != nil {
 		return nil, false, storageErr(err)
-	}
-	more := len(rows) > limit
-	if more {
-		rows = rows[:limit]
 	}
 	recs := make([]*table.ThreadRow, len(rows))
 	var visible []store.Key

@@ -190,7 +190,7 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			return nil, err
 		}
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultReportsPage, MaxReportsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultReportsPage, MaxReportsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -217,30 +217,17 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			}
 			return h.ownReports(ctx, c, msg.ID, files)
 		}
-		scope := cursor.Scope{Agent: c.AgentID, Stream: "freports:" + msg.ID + ":" + in.FileID, Key: c.cursorKey}
-		var pos reportsPos
-		if in.Cursor != "" {
-			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
-				return nil, err
-			}
-		}
 		pk, prefix := table.FileReportPrefix(msg.ID, in.FileID)
-		q := store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1}
-		if pos.After != "" {
-			if pos.After < prefix {
-				return nil, cursor.Invalid()
-			}
-			q.From = store.After(pos.After)
+		ks := table.Keyset[reportsPos]{
+			Scope: cursor.Scope{Agent: c.AgentID, Stream: "freports:" + msg.ID + ":" + in.FileID, Key: c.cursorKey},
+			Key:   func(p reportsPos) (string, bool) { return p.After, p.After == "" || p.After >= prefix },
+			Pos:   func(sk string) reportsPos { return reportsPos{After: sk} },
 		}
-		rows, err := h.st.Query(ctx, q)
+		rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, in.Cursor, limit)
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		out := &FileReportsListOutput{Scope: "all", Reports: []FileReportDTO{}}
-		if len(rows) > limit {
-			rows = rows[:limit]
-			out.NextCursor = cursor.Encode(scope, reportsPos{After: rows[limit-1].SK})
-		}
+		out := &FileReportsListOutput{Scope: "all", Reports: []FileReportDTO{}, NextCursor: next}
 		for _, it := range rows {
 			r, err := table.Decode[table.FileReport](it)
 			if err != nil {

@@ -164,34 +164,30 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 	if in.Status != "" && !validStatus(in.Status, true) && in.Status != StatusRecipientRemoved {
 		return nil, apperr.Invalid("status", "must be open, accepted, needs_context, declined, result_ready or recipient_removed")
 	}
-	limit, err := pageLimit("limit", in.Limit, DefaultRequestsPage, MaxRequestsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultRequestsPage, MaxRequestsPage)
 	if err != nil {
 		return nil, err
 	}
 	return read(ctx, h, cr, nil, func(c *call) (*RequestsListOutput, error) {
-		scope := cursor.Scope{Agent: c.AgentID, Stream: "requests:" + in.Direction + ":" + in.Status, Key: c.cursorKey}
-		var pos requestsPos
-		if in.Cursor != "" {
-			if err := cursor.Decode(in.Cursor, scope, &pos); err != nil {
-				return nil, err
-			}
-			if pos.After == "" {
-				return nil, cursor.Invalid()
-			}
+		ks := table.Keyset[requestsPos]{
+			Scope: cursor.Scope{Agent: c.AgentID, Stream: "requests:" + in.Direction + ":" + in.Status, Key: c.cursorKey},
+			Key:   func(p requestsPos) (string, bool) { return p.After, true },
+			Pos:   func(sk string) requestsPos { return requestsPos{After: sk} },
+		}
+		after, err := ks.After(in.Cursor)
+		if err != nil {
+			return nil, err
 		}
 		out := &RequestsListOutput{Requests: []RequestDTO{}}
-		last, scanned, exhausted := pos.After, 0, false
-		for len(out.Requests) < limit && scanned < requestScanBudget && !exhausted {
-			n := min(max(limit-len(out.Requests), 16), requestScanBudget-scanned)
-			q := store.Query{Index: index, PK: partition(c.AgentID), Limit: n}
-			if last != "" {
-				q.From = store.After(last)
+		q := store.Query{Index: index, PK: partition(c.AgentID)}
+		last, scanned := after, 0
+		chunk := func() int {
+			if len(out.Requests) >= limit || scanned >= requestScanBudget {
+				return 0
 			}
-			entries, err := h.st.Query(ctx, q)
-			if err != nil {
-				return nil, storageErr(err)
-			}
-			exhausted = len(entries) < n
+			return min(max(limit-len(out.Requests), 16), requestScanBudget-scanned)
+		}
+		end, err := table.Scan(ctx, h.st, q, after, chunk, func(entries []*store.Item) (bool, error) {
 			// The index gives the order; the table gives the current
 			// declaration.
 			keys := make([]store.Key, len(entries))
@@ -200,34 +196,34 @@ func (h *Hub) RequestsList(ctx context.Context, cr Credentials, in RequestsListI
 			}
 			current, err := h.st.BatchGet(ctx, keys)
 			if err != nil {
-				return nil, storageErr(err)
+				return false, err
 			}
 			for i, it := range current {
 				if len(out.Requests) == limit {
-					exhausted = false
-					break
+					return true, nil // the rest of the chunk is the next page's
 				}
 				scanned++
 				// The key fields never change: the index entry's are the
 				// table's.
-				last = entries[i].GSI1SK
-				if index == store.GSI2 {
-					last = entries[i].GSI2SK
-				}
+				last = table.SortKey(q, entries[i])
 				if it == nil {
 					continue
 				}
 				r, err := table.Decode[table.Request](it)
 				if err != nil {
-					return nil, apperr.Normalize(err)
+					return false, err
 				}
 				if in.Status == "" || r.Status == in.Status {
 					out.Requests = append(out.Requests, requestDTO(r, it.Version))
 				}
 			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, storageErr(err)
 		}
-		if !exhausted {
-			out.NextCursor = cursor.Encode(scope, requestsPos{After: last})
+		if !end {
+			out.NextCursor = ks.Next(last)
 		}
 		return out, nil
 	})

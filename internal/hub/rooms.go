@@ -142,13 +142,9 @@ func version(it *store.Item) uint64 {
 // and whether there are more.
 func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]RoomRef, bool, error) {
 	pk, prefix := table.MembershipPrefix(agent)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	rows, more, err := table.Probe(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, limit)
 	if err != nil {
 		return nil, false, storageErr(err)
-	}
-	more := len(rows) > limit
-	if more {
-		rows = rows[:limit]
 	}
 	refs, err := h.roomRefs(ctx, agent, rows)
 	return refs, more, err
@@ -179,7 +175,7 @@ type roomsPos struct {
 // room, a follow change or a brief update do not change the set or its
 // order and leave cursors valid.
 func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) (*RoomsListOutput, error) {
-	limit, err := pageLimit("limit", in.Limit, DefaultRoomsPage, MaxRoomsPage)
+	limit, err := pageSize("limit", in.Limit, DefaultRoomsPage, MaxRoomsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -193,28 +189,17 @@ func (h *Hub) RoomsList(ctx context.Context, cr Credentials, in RoomsListInput) 
 
 // roomsPage reads one page of rooms_list in membership generation gen.
 func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, limit int) (*RoomsListOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey}
 	pk, prefix := table.MembershipPrefix(c.AgentID)
-	from := prefix
-	if cur != "" {
-		var pos roomsPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if checkUUID("cursor", pos.R) != nil {
-			return nil, cursor.Invalid()
-		}
-		from = store.After(prefix + pos.R)
+	ks := table.Keyset[roomsPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: "rooms", Epoch: gen, Key: c.cursorKey},
+		Key:   func(p roomsPos) (string, bool) { return prefix + p.R, checkUUID("cursor", p.R) == nil },
+		Pos:   func(sk string) roomsPos { return roomsPos{R: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: from, To: store.PrefixEnd(prefix), Limit: limit + 1})
+	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := &RoomsListOutput{}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		out.NextCursor = cursor.Encode(scope, roomsPos{R: strings.TrimPrefix(rows[limit-1].SK, prefix)})
-	}
+	out := &RoomsListOutput{NextCursor: next}
 	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {
 		return nil, err
 	}
@@ -318,14 +303,11 @@ func (h *Hub) RoomGet(ctx context.Context, cr Credentials, in RoomIDInput) (*Roo
 // roomGet completes room_get with the roster.
 func (h *Hub) roomGet(ctx context.Context, room *table.Room, mem *table.RoomMember, memberRev, briefRev uint64, members int64) (*RoomGetOutput, error) {
 	pk, prefix := table.RosterPrefix(room.ID)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix), Limit: MaxRosterMembers + 1})
+	rows, more, err := table.Probe(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, MaxRosterMembers)
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	roster := Roster{Members: make([]RosterEntry, 0, min(len(rows), MaxRosterMembers)), Count: members}
-	if len(rows) > MaxRosterMembers {
-		rows, roster.Truncated = rows[:MaxRosterMembers], true
-	}
+	roster := Roster{Members: make([]RosterEntry, 0, len(rows)), Count: members, Truncated: more}
 	for _, it := range rows {
 		m, err := table.Decode[table.RoomMember](it)
 		if err != nil {

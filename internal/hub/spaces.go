@@ -422,7 +422,7 @@ type spacesPos struct {
 // box's public spaces and the private spaces it is a member of. It is a
 // browser, not a lossless stream (see the note at the top of this file).
 func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput) (*ListSpacesOutput, error) {
-	limit, err := seed002PageSize(in.Data.Limit)
+	limit, err := pageSize("limit", in.Data.Limit, DefaultPageItems, MaxPageItems)
 	if err != nil {
 		return nil, err
 	}
@@ -433,17 +433,16 @@ func (h *Hub) ListSpaces(ctx context.Context, cr Credentials, in ListSpacesInput
 
 // spacesPage reads one page of list_spaces.
 func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*ListSpacesOutput, error) {
-	scope := cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey}
-	var after string
-	if cur != "" {
-		var pos spacesPos
-		if err := cursor.Decode(cur, scope, &pos); err != nil {
-			return nil, err
-		}
-		if pos.K == "" || len(pos.K) > 200 || strings.ContainsRune(pos.K, 0) {
-			return nil, cursor.Invalid()
-		}
-		after = pos.K
+	// Two keysets, merged: the cursor holds the merged key (a public
+	// listing's sort key, or the suffix of a member row's).
+	ks := table.Keyset[spacesPos]{
+		Scope: cursor.Scope{Agent: c.AgentID, Stream: "spaces:" + c.BoxID, Key: c.cursorKey},
+		Key:   func(p spacesPos) (string, bool) { return p.K, len(p.K) <= 200 && !strings.ContainsRune(p.K, 0) },
+		Pos:   func(k string) spacesPos { return spacesPos{K: k} },
+	}
+	after, err := ks.After(cur)
+	if err != nil {
+		return nil, err
 	}
 
 	from := func(prefix string) string {
@@ -490,7 +489,7 @@ func (h *Hub) spacesPage(ctx context.Context, c *call, cur string, limit int) (*
 	out := &ListSpacesOutput{Items: []SpaceSummary{}}
 	if len(merged) > limit {
 		merged = merged[:limit]
-		out.NextCursor = cursor.Encode(scope, spacesPos{K: merged[limit-1].key})
+		out.NextCursor = ks.Next(merged[limit-1].key)
 	}
 
 	var ids []string
@@ -555,19 +554,6 @@ func (h *Hub) spaceListings(ctx context.Context, ids []string) ([]*store.Item, e
 		}
 	}
 	return got, nil
-}
-
-// seed002PageSize applies the list tools' page size rule.
-func seed002PageSize(n int) (int, error) {
-	switch {
-	case n == 0:
-		return DefaultPageItems, nil
-	case n < 0:
-		return 0, apperr.Invalid("limit", "must be at least 1")
-	case n > MaxPageItems:
-		return 0, apperr.Limit("limit", "100 items")
-	}
-	return n, nil
 }
 
 // SpaceMemberData is the body of add_space_member and remove_space_member.

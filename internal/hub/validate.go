@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -264,4 +265,19 @@ func credentialName(k string) bool {
 		}
 	}
 	return false
+}
+
+// pageSize is every list tool's page size rule: 0 (omitted) is the list's
+// default, below 1 is INVALID_ARGUMENT and over its maximum
+// LIMIT_EXCEEDED, in one wording for every list.
+func pageSize(field string, n, def, maxN int) (int, error) {
+	switch {
+	case n == 0:
+		return def, nil
+	case n < 0:
+		return 0, apperr.Invalid(field, "must be at least 1")
+	case n > maxN:
+		return 0, apperr.Limit(field, strconv.Itoa(maxN)+" items")
+	}
+	return n, nil
 }
