@@ -13,7 +13,7 @@ import (
 //
 // The domain keeps what is the domain's: it checks the key (OwnerBox),
 // says which box the key sees, hands out a store that cannot write, and
-// names the rules the view shows (ReasonNames, ShownRows, the scan
+// names the rules the view shows (ReasonNames, Receipts, the scan
 // budget). Everything the view shows is read through Store: every read
 // error is already the domain's (storageErr), so the view returns it as is.
 
@@ -59,9 +59,9 @@ func (s *OwnerScope) SpaceListings(ctx context.Context, ids []string) ([]*store.
 // past acknowledged ones (inbox_list's budget, and the view's).
 const InboxScanBudget = inboxScanBudget
 
-// ShownRows decodes a session's receipts item (ses#S / rcpts, receipts.go;
+// Receipts decodes a session's receipts item (ses#S / rcpts, receipts.go;
 // nil: none) into when each inbox row was first shown to the session.
-func ShownRows(it *store.Item) (func(row uint64) (time.Time, bool), error) {
+func Receipts(it *store.Item) (func(row uint64) (time.Time, bool), error) {
 	set, err := decodeReceipts(it)
 	if err != nil {
 		return nil, err

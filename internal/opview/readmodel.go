@@ -20,13 +20,14 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 )
 
-// The owner's read API (issue 15): what the operator view shows.
+// The view's read model (issue 15): what the operator view shows, read
+// from the table (internal/hub/table) through an owner key's read scope.
 //
-// Design note. An OwnerView is bound to the one box its owner key sees
-// (OwnerBox, admin_owner.go); every method checks that what it is asked for
+// Design note. A Model is bound to the one box its owner key sees
+// (hub.OwnerScope); the scope's store has no Write, so nothing here can
+// write, and its errors are already the domain's. Every method checks that what it is asked for
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
-// id of another box and an id that does not exist look the same. Nothing
-// here writes. Every read is bounded: a page of agents, rooms, spaces,
+// id of another box and an id that does not exist look the same. Every read is bounded: a page of agents, rooms, spaces,
 // members, inbox rows or requests is at most ViewPageSize items, a room
 // timeline at most ViewTimelineSize messages, and the activity charts read
 // at most ViewScanMessages recent messages per room of the page — a page
@@ -34,7 +35,8 @@ import (
 // grows.
 //
 // Paging. Every list is keyset-paged with the tools' cursors
-// (internal/cursor, keyed by the deployment's cursor secret, cursorkey.go):
+// (internal/cursor, keyed by the deployment's cursor secret, which the
+// scope carries):
 // a page reads ViewPageSize+1 entries of its partition, and when the probe
 // exists it returns an opaque cursor holding the last entry's sort key,
 // bound to the box (in the Agent field, as "owner:<box>") and to the list
@@ -42,15 +44,20 @@ import (
 // CURSOR_INVALID on any other. The view carries cursors in its query
 // string; they grant nothing (the owner key is checked on every read).
 //
-// Requests come from the request records (requests.go): the board pages
-// the box's requests index (GSI1 box#B#requests: the pointers of messages
+// Requests come from the request records (the hub's requests.go): the
+// board pages the box's requests index (GSI1 box#B#requests: the pointers of messages
 // that carry requests, newest first) and re-reads every listed request
 // item from the table, because the index may lag and only the table holds
-// the current declaration (status, revision, time). An agent page pages through its own incoming and outgoing index
-// (ViewPageSize a page) the same way; a room page reads the request items of the requests on its
+// the current declaration (status, revision, time). An agent page pages
+// through its own incoming and outgoing index (ViewPageSize a page) the
+// same way; a room page reads the request items of the requests on its
 // page by key. "Requests in" on the box page is the agent's open-request
 // counter (count#requests); "requests out" counts the open requests among
 // the page's agents' ViewRequestsPerAgent newest incoming requests.
+//
+// Panels. Each panel of a page is one reader here (a method that fills
+// the page's field), one field of the page's type and one template block
+// (templates/pages.html): a new panel adds those three and nothing else.
 type Model struct {
 	s   *hub.OwnerScope
 	st  store.Reader
@@ -495,7 +502,9 @@ func (v *Model) requestActivity(ctx context.Context, msgs []viewMessage, now tim
 	return out, nil
 }
 
-func answered(status string) bool { return status == hub.StatusResultReady || status == hub.StatusDeclined }
+func answered(status string) bool {
+	return status == hub.StatusResultReady || status == hub.StatusDeclined
+}
 
 // ViewInboxRow is one row of an agent's inbox backlog.
 type ViewInboxRow struct {
@@ -606,7 +615,7 @@ func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow)
 		return err
 	}
 	for _, it := range got {
-		shown, err := hub.ShownRows(it)
+		shown, err := hub.Receipts(it)
 		if err != nil {
 			continue
 		}

@@ -1,14 +1,18 @@
-package hub_test
+package opview_test
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"time"
 
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -385,11 +389,17 @@ func TestOwnerViewPaging(t *testing.T) {
 			fetch fetch
 		}{
 			{"agents", agentIDs(agents), boxList(func(b *opview.ViewBox) string { return b.NextAgents },
-				func(b *opview.ViewBox) []string { return pluck(b.Agents, func(a opview.ViewAgent) string { return a.ID }) })},
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Agents, func(a opview.ViewAgent) string { return a.ID })
+				})},
 			{"rooms", append(rooms, pair.RoomID), boxList(func(b *opview.ViewBox) string { return b.NextRooms },
-				func(b *opview.ViewBox) []string { return pluck(b.Rooms, func(r opview.ViewRoom) string { return r.ID }) })},
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Rooms, func(r opview.ViewRoom) string { return r.ID })
+				})},
 			{"spaces", spaces, boxList(func(b *opview.ViewBox) string { return b.NextSpaces },
-				func(b *opview.ViewBox) []string { return pluck(b.Spaces, func(s opview.ViewSpace) string { return s.ID }) })},
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Spaces, func(s opview.ViewSpace) string { return s.ID })
+				})},
 			{"members", agentIDs(agents), roomList(crowd.RoomID, func(c string) opview.RoomCursors { return opview.RoomCursors{Members: c} },
 				func(p *opview.ViewRoomPage) ([]string, string) {
 					return pluck(p.Members, func(m opview.ViewMember) string { return m.ID }), p.NextMembers
@@ -474,20 +484,6 @@ func pager[C, P any](read func(C) (P, error), at func(string) C, pick func(P) ([
 	}
 }
 
-// ownerView is the view of box through a new owner key.
-func ownerView(t *testing.T, f *fixture, box string) *opview.Model {
-	t.Helper()
-	key, err := f.h.Admin().CreateOwnerKey(f.ctx, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := opview.Open(f.ctx, f.h, key.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // TestOwnerViewBacklog: the backlog lists unread rows newest first (every
 // row on request), and the oldest unread row is found when ACKs skip rows.
 func TestOwnerViewBacklog(t *testing.T) {
@@ -562,9 +558,9 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 			t.Fatalf("a request to another box's agent was sent")
 		}
 		// The DM request as a message sent before the index existed.
-		pk := store.Key{PK: "msg#" + old.MessageID, SK: "msg"}
+		pk := table.MessagePointerKey(old.MessageID)
 		it, err := f.raw.Get(f.ctx, pk)
-		if err != nil || it == nil || it.GSI1PK != "box#"+f.box+"#requests" {
+		if err != nil || it == nil || it.GSI1PK != table.BoxRequestsIndex(f.box) {
 			t.Fatalf("pointer of a request message = %+v, %v; want it on the box's requests index", it, err)
 		}
 		it.GSI1PK, it.GSI1SK = "", ""
@@ -599,6 +595,48 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.a.AgentID)
 		if b, err := ownerView(t, f, f.other.BoxID).Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %+v, %v; want no request", b, err)
+		}
+	})
+}
+
+// TestBacklogReasonNames: the backlog names reason bits as the API does
+// (hub.ReasonNames, inbox_list's reason_names): a row of a room the agent
+// follows in full reads "all", on the page and in the fragment.
+func TestBacklogReasonNames(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("plan", "")
+		f.mustAdd(room.RoomID, f.a)
+		m := f.mustAdd(room.RoomID, f.b)
+		ca, cb := f.prime(f.a), f.prime(f.b)
+		if _, err := f.h.RoomFollow(f.ctx, cb, hub.RoomFollowInput{Mutation: hub.Mutation{IdempotencyKey: "f"},
+			RoomID: room.RoomID, ExpectedRevision: m.FollowRevision, Follow: hub.FollowAll}); err != nil {
+			t.Fatalf("RoomFollow(all): %v", err)
+		}
+		f.mustSend(ca, "m", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "hello"})
+		want := hub.ReasonNames(hub.ReasonFollowAll)
+		if !slices.Equal(want, []string{"all"}) {
+			t.Fatalf("hub.ReasonNames(ReasonFollowAll) = %q, want [all]", want)
+		}
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := opview.Open(f.ctx, f.h, key.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
+		if err != nil || len(p.Backlog) != 1 || !slices.Equal(p.Backlog[0].Reasons, want) {
+			t.Fatalf("Agent(bob).Backlog = %+v, %v; want one row with reasons %q", p, err, want)
+		}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/ui/api/agent/"+f.b.AgentID, nil)
+		req.Header.Set("Authorization", "Bearer "+key.Key)
+		opview.New(f.h, slog.New(slog.DiscardHandler)).ServeHTTP(rec, req)
+		if body := rec.Body.String(); rec.Code != 200 || !strings.Contains(body, `<span class="chip reason">all</span>`) ||
+			strings.Contains(body, `<span class="chip reason">follow</span>`) {
+			t.Errorf("agent fragment = %d, reasons not shown as %q: %s", rec.Code, want, body)
 		}
 	})
 }
