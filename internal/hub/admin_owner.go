@@ -15,8 +15,8 @@ import (
 // the agent-key layout with a box in the agent's place, and only the
 // SHA-256 of the secret is stored. It is deliberately not an agent key: the
 // agent tools parse only "abk_" keys, so an owner key presented to a tool is
-// AUTH_FAILED like any malformed key, and the owner read API (opview.go)
-// accepts nothing but an owner key. Records live under their own partition
+// AUTH_FAILED like any malformed key, and the owner read scope (OwnerScope,
+// ownerscope.go) accepts nothing but an owner key. Records live under their own partition
 // (okey#<id>), so no key id of one kind can ever resolve to a record of the
 // other.
 //

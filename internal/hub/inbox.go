@@ -125,7 +125,11 @@ type InboxListOutput struct {
 	WaitedSeconds      *float64 `json:"waited_seconds,omitempty" desc:"Given when you asked to wait: how long this call waited."`
 }
 
-func reasonNames(r int) []string {
+// ReasonNames names the reason bits of an attention row, in bit order, as
+// inbox_list's reason_names does: dm, all (the agent follows all of the
+// room), mention, reply, request. Every reader that shows reasons in words
+// (the operator view too) uses these names.
+func ReasonNames(r int) []string {
 	names := []string{}
 	for _, n := range []struct {
 		bit  int
@@ -295,7 +299,7 @@ func (h *Hub) inboxPage(ctx context.Context, c *call, hist table.History, filter
 	out := &InboxListOutput{Rows: []InboxRow{}}
 	rowBytes := make([]int, 0, len(rows))
 	for i, r := range rows {
-		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: reasonNames(r.Reasons),
+		row := InboxRow{InboxSeq: Revision(r.Seq), Reasons: r.Reasons, ReasonNames: ReasonNames(r.Reasons),
 			Acked: r.AckedBy != ""}
 		if row.Acked {
 			row.AckedAt, row.AckedBySession = timestamp(r.AckedAt), r.AckedBy

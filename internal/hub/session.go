@@ -191,7 +191,7 @@ func (h *Hub) sessionItem(s *table.Session, version uint64) *store.Item {
 	}
 	if s.AgentID != "" {
 		// The operator view's "last seen" reads the newest entry of this
-		// index (opview.go); it rides on the writes a session already
+		// index (internal/opview); it rides on the writes a session already
 		// makes (prime, touch, profile refresh), never one more.
 		it.GSI1PK, it.GSI1SK = table.SeenIndex(s.AgentID), table.SeenSortKey(s.LastSeenAt, s.ID)
 	}

@@ -532,7 +532,7 @@ func (h *Hub) WakeState(ctx context.Context, box, agent string) (*WakeState, err
 	}
 	if row != nil {
 		if r, err := table.Decode[table.Attention](row); err == nil {
-			w.Reasons, w.MessageID = reasonNames(r.Reasons), r.MessageID
+			w.Reasons, w.MessageID = ReasonNames(r.Reasons), r.MessageID
 		}
 	}
 	return w, nil

@@ -4,8 +4,9 @@
 // # Design note
 //
 // The page is a static shell (index.html, app.js, app.css) plus HTML
-// fragments rendered on the server with html/template from the hub's owner
-// read API (hub.OwnerView). The shell holds no data: app.js asks for the
+// fragments rendered on the server with html/template from the view's read
+// model (Model, readmodel.go), which reads the table through the owner's
+// read scope (hub.OwnerScope). The shell holds no data: app.js asks for the
 // owner key once, keeps it in sessionStorage (this tab only), and fetches
 // fragments from /ui/api/... with 'Authorization: Bearer <key>' every few
 // seconds; the key is never in a URL or a cookie, and nothing logs it.
@@ -182,7 +183,7 @@ func tooMany(w http.ResponseWriter, wait time.Duration, msg string) {
 }
 
 // api wraps a fragment renderer with owner-key authentication.
-func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error)) http.HandlerFunc {
+func (v *Handler) api(render func(ctx context.Context, ov *Model, r *http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, err := bearer.Key(r.Header)
 		ok := err == nil && key != ""
@@ -198,11 +199,11 @@ func (v *Handler) api(render func(ctx context.Context, ov *hub.OwnerView, r *htt
 				}
 			}
 		}
-		var ov *hub.OwnerView
+		var ov *Model
 		if !ok {
 			err = apperr.New(apperr.AuthFailed, "Authentication failed.")
 		} else {
-			ov, err = v.h.OwnerView(r.Context(), key)
+			ov, err = Open(r.Context(), v.h, key)
 		}
 		if e, isApp := apperr.As(err); isApp && e.Code == apperr.AuthFailed && v.authFail != nil {
 			now := time.Now()
@@ -273,16 +274,16 @@ func sameOrigin(r *http.Request) bool {
 // The lists' cursors travel in the query string (opaque, bound to the box
 // and list by the hub; they grant nothing without the owner key).
 
-func (v *Handler) box(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+func (v *Handler) box(ctx context.Context, ov *Model, r *http.Request) (string, error) {
 	q := r.URL.Query()
-	b, err := ov.Box(ctx, hub.BoxCursors{Agents: q.Get("agents"), Rooms: q.Get("rooms"), Spaces: q.Get("spaces")})
+	b, err := ov.Box(ctx, BoxCursors{Agents: q.Get("agents"), Rooms: q.Get("rooms"), Spaces: q.Get("spaces")})
 	if err != nil {
 		return "", err
 	}
 	return render("box", b)
 }
 
-func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+func (v *Handler) requests(ctx context.Context, ov *Model, r *http.Request) (string, error) {
 	b, err := ov.Requests(ctx, r.URL.Query().Get("agents"))
 	if err != nil {
 		return "", err
@@ -290,18 +291,18 @@ func (v *Handler) requests(ctx context.Context, ov *hub.OwnerView, r *http.Reque
 	return render("requests", b)
 }
 
-func (v *Handler) room(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+func (v *Handler) room(ctx context.Context, ov *Model, r *http.Request) (string, error) {
 	q := r.URL.Query()
-	p, err := ov.Room(ctx, r.PathValue("id"), hub.RoomCursors{Older: q.Get("older"), Members: q.Get("members")})
+	p, err := ov.Room(ctx, r.PathValue("id"), RoomCursors{Older: q.Get("older"), Members: q.Get("members")})
 	if err != nil {
 		return "", err
 	}
 	return render("room", p)
 }
 
-func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+func (v *Handler) agent(ctx context.Context, ov *Model, r *http.Request) (string, error) {
 	q := r.URL.Query()
-	p, err := ov.Agent(ctx, r.PathValue("id"), hub.AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out"),
+	p, err := ov.Agent(ctx, r.PathValue("id"), AgentCursors{Inbox: q.Get("inbox"), In: q.Get("in"), Out: q.Get("out"),
 		Private: q.Get("private"), Peers: q.Get("peers"), AllRows: q.Get("rows") == "all"})
 	if err != nil {
 		return "", err
@@ -309,7 +310,7 @@ func (v *Handler) agent(ctx context.Context, ov *hub.OwnerView, r *http.Request)
 	return render("agent", p)
 }
 
-func (v *Handler) dm(ctx context.Context, ov *hub.OwnerView, r *http.Request) (string, error) {
+func (v *Handler) dm(ctx context.Context, ov *Model, r *http.Request) (string, error) {
 	p, err := ov.DM(ctx, r.PathValue("a"), r.PathValue("b"), r.URL.Query().Get("older"))
 	if err != nil {
 		return "", err

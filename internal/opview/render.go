@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -76,7 +75,7 @@ func chart(counts []int) template.HTML {
 
 // requestChart draws requests opened and answered per hour as paired bars,
 // one group per series (data-series, data-total), attributes only.
-func requestChart(a hub.RequestActivity) template.HTML {
+func requestChart(a RequestActivity) template.HTML {
 	const w, h, slot, bar = 240, 40, 10, 4
 	peak := 1
 	for i := range a.Opened {
@@ -131,8 +130,8 @@ func ago(t time.Time) string {
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
-func byStatus(b *hub.ViewBoard, status string) []hub.ViewRequest {
-	var out []hub.ViewRequest
+func byStatus(b *ViewBoard, status string) []ViewRequest {
+	var out []ViewRequest
 	for _, r := range b.Requests {
 		if r.Status == status {
 			out = append(out, r)

@@ -245,6 +245,14 @@ func (o Op) OpKey() Key {
 	return o.Key
 }
 
+// Reader is the read half of the port, for a reader that must not be
+// able to write (the operator view): its methods are Store's.
+type Reader interface {
+	Get(ctx context.Context, k Key) (*Item, error)
+	BatchGet(ctx context.Context, keys []Key) ([]*Item, error)
+	Query(ctx context.Context, q Query) ([]*Item, error)
+}
+
 // Store is the port. Every method is safe for concurrent use. Errors are
 // either one of the typed errors of this package or an opaque engine error
 // that callers must treat as a storage failure of unknown outcome.

@@ -1,28 +1,33 @@
-package hub
+package opview
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
+	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
-// The owner's read API (issue 15): what the operator view shows.
+// The view's read model (issue 15): what the operator view shows, read
+// from the table (internal/hub/table) through an owner key's read scope.
 //
-// Design note. An OwnerView is bound to the one box its owner key sees
-// (OwnerBox, admin_owner.go); every method checks that what it is asked for
+// Design note. A Model is bound to the one box its owner key sees
+// (hub.OwnerScope); the scope's store has no Write, so nothing here can
+// write, and its errors are already the domain's. Every method checks that what it is asked for
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
-// id of another box and an id that does not exist look the same. Nothing
-// here writes. Every read is bounded: a page of agents, rooms, spaces,
+// id of another box and an id that does not exist look the same. Every read is bounded: a page of agents, rooms, spaces,
 // members, inbox rows or requests is at most ViewPageSize items, a room
 // timeline at most ViewTimelineSize messages, and the activity charts read
 // at most ViewScanMessages recent messages per room of the page — a page
@@ -30,7 +35,8 @@ import (
 // grows.
 //
 // Paging. Every list is keyset-paged with the tools' cursors
-// (internal/cursor, keyed by the deployment's cursor secret, cursorkey.go):
+// (internal/cursor, keyed by the deployment's cursor secret, which the
+// scope carries):
 // a page reads ViewPageSize+1 entries of its partition, and when the probe
 // exists it returns an opaque cursor holding the last entry's sort key,
 // bound to the box (in the Agent field, as "owner:<box>") and to the list
@@ -38,17 +44,23 @@ import (
 // CURSOR_INVALID on any other. The view carries cursors in its query
 // string; they grant nothing (the owner key is checked on every read).
 //
-// Requests come from the request records (requests.go): the board pages
-// the box's requests index (GSI1 box#B#requests: the pointers of messages
+// Requests come from the request records (the hub's requests.go): the
+// board pages the box's requests index (GSI1 box#B#requests: the pointers of messages
 // that carry requests, newest first) and re-reads every listed request
 // item from the table, because the index may lag and only the table holds
-// the current declaration (status, revision, time). An agent page pages through its own incoming and outgoing index
-// (ViewPageSize a page) the same way; a room page reads the request items of the requests on its
+// the current declaration (status, revision, time). An agent page pages
+// through its own incoming and outgoing index (ViewPageSize a page) the
+// same way; a room page reads the request items of the requests on its
 // page by key. "Requests in" on the box page is the agent's open-request
 // counter (count#requests); "requests out" counts the open requests among
 // the page's agents' ViewRequestsPerAgent newest incoming requests.
-type OwnerView struct {
-	h   *Hub
+//
+// Panels. Each panel of a page is one reader here (a method that fills
+// the page's field), one field of the page's type and one template block
+// (templates/pages.html): a new panel adds those three and nothing else.
+type Model struct {
+	s   *hub.OwnerScope
+	st  store.Reader
 	box string
 }
 
@@ -69,17 +81,18 @@ const (
 	ViewSessions = 10
 )
 
-// OwnerView authenticates an owner key and returns the view of its box.
-func (h *Hub) OwnerView(ctx context.Context, key string) (*OwnerView, error) {
-	box, err := h.OwnerBox(ctx, key)
+// Open authenticates an owner key (hub.OwnerScope: any failure is
+// AUTH_FAILED) and returns the read model of its box.
+func Open(ctx context.Context, h *hub.Hub, key string) (*Model, error) {
+	s, err := h.OwnerScope(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &OwnerView{h: h, box: box}, nil
+	return &Model{s: s, st: s.Store, box: s.Box}, nil
 }
 
 // BoxID is the box this view sees.
-func (v *OwnerView) BoxID() string { return v.box }
+func (v *Model) BoxID() string { return v.box }
 
 // ViewAgent is one agent on the box page.
 //
@@ -142,11 +155,8 @@ type viewPos struct {
 
 // position decodes cur, a cursor of list over partition pk ("" = the
 // start), into the sort key it holds, with the scope to encode the next.
-func (v *OwnerView) position(ctx context.Context, list, pk, cur string) (cursor.Scope, string, error) {
-	if err := v.h.ensureCursorKey(ctx); err != nil {
-		return cursor.Scope{}, "", err
-	}
-	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + pk, Key: *v.h.cursorKey.Load()}
+func (v *Model) position(ctx context.Context, list, pk, cur string) (cursor.Scope, string, error) {
+	scope := cursor.Scope{Agent: "owner:" + v.box, Stream: "ui:" + list + ":" + pk, Key: v.s.CursorKey}
 	if cur == "" {
 		return scope, "", nil
 	}
@@ -163,7 +173,7 @@ func (v *OwnerView) position(ctx context.Context, list, pk, cur string) (cursor.
 // page reads one page of list from q: at most size entries after the
 // position cur holds (before it when q.Reverse), and the cursor of the
 // next page, "" when there is none.
-func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, size int) ([]*store.Item, string, error) {
+func (v *Model) page(ctx context.Context, q store.Query, list, cur string, size int) ([]*store.Item, string, error) {
 	scope, after, err := v.position(ctx, list, q.PK, cur)
 	if err != nil {
 		return nil, "", err
@@ -176,9 +186,9 @@ func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, s
 		q.From = store.After(after)
 	}
 	q.Limit = size + 1
-	items, err := v.h.st.Query(ctx, q)
+	items, err := v.st.Query(ctx, q)
 	if err != nil {
-		return nil, "", storageErr(err)
+		return nil, "", err
 	}
 	if len(items) <= size {
 		return items, "", nil
@@ -199,8 +209,15 @@ func (v *OwnerView) page(ctx context.Context, q store.Query, list, cur string, s
 type BoxCursors struct{ Agents, Rooms, Spaces string }
 
 // Box reads the box page at the lists' positions at.
-func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
-	b, _, err := get[table.Box](ctx, v.h.st, table.BoxKey(v.box), apperr.Forbidden())
+func (v *Model) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
+	it, err := v.st.Get(ctx, table.BoxKey(v.box))
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	b, err := table.Decode[table.Box](it)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +240,7 @@ func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 	if err := v.spaces(ctx, out, at.Spaces); err != nil {
 		return nil, err
 	}
-	now := v.h.clock()
+	now := v.s.Now()
 	out.Activity = hourly(msgs, now)
 	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
 		return nil, err
@@ -231,7 +248,7 @@ func (v *OwnerView) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 	return out, nil
 }
 
-func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
+func (v *Model) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
 	if err != nil {
 		return nil, err
@@ -248,13 +265,13 @@ func (v *OwnerView) rooms(ctx context.Context, out *ViewBox, cur string) ([]stri
 		ids = append(ids, r.ID)
 		keys = append(keys, table.MemberCountKey(r.ID), table.RoomHeadKey(r.ID))
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	for i := range out.Rooms {
-		out.Rooms[i].Members = count(got[2*i])
-		out.Rooms[i].Messages = version(got[2*i+1])
+		out.Rooms[i].Members = table.Count(got[2*i])
+		out.Rooms[i].Messages = table.Version(got[2*i+1])
 	}
 	return ids, nil
 }
@@ -267,14 +284,13 @@ type viewMessage struct {
 }
 
 // recentMessages reads up to ViewScanMessages newest messages per room.
-func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewMessage, error) {
+func (v *Model) recentMessages(ctx context.Context, rooms []string) ([]viewMessage, error) {
 	per := make([][]viewMessage, len(rooms))
-	err := eachLimit(ctx, len(rooms), viewParallelism, func(ctx context.Context, i int) error {
-		s := roomStream(rooms[i])
-		items, err := v.h.st.Query(ctx, store.Query{PK: s.pk(), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix),
+	err := eachLimit(ctx, len(rooms), func(ctx context.Context, i int) error {
+		items, err := v.st.Query(ctx, store.Query{PK: table.RoomStreamPK(rooms[i]), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix),
 			Reverse: true, Limit: ViewScanMessages})
 		if err != nil {
-			return storageErr(err)
+			return err
 		}
 		for _, it := range items {
 			m, err := table.Decode[table.Message](it)
@@ -291,7 +307,7 @@ func (v *OwnerView) recentMessages(ctx context.Context, rooms []string) ([]viewM
 	return slices.Concat(per...), nil
 }
 
-func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
+func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
 	if err != nil {
 		return err
@@ -308,9 +324,9 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 		keys = append(keys, table.ProfileKey(a.ID), table.InboxHeadKey(a.ID), table.AckedCounterKey(a.ID), table.CheckpointKey(a.ID),
 			table.RequestCounterKey(a.ID))
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	reqs, err := v.recentIncoming(ctx, out.Agents, names)
 	if err != nil {
@@ -324,15 +340,15 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 				a.Role = p.Role
 			}
 		}
-		a.Unread = unread(row[1], row[2])
+		a.Unread = table.Unread(row[1], row[2])
 		if row[3] != nil {
 			if c, err := table.Decode[table.Checkpoint](row[3]); err == nil {
 				a.LastSeen = c.SavedAt
 			}
 		}
-		a.RequestsIn = int(count(row[4]))
+		a.RequestsIn = int(table.Count(row[4]))
 		for _, r := range reqs {
-			if r.FromID == a.ID && r.Status == StatusOpen {
+			if r.FromID == a.ID && r.Status == hub.StatusOpen {
 				a.RequestsOut++
 			}
 		}
@@ -343,7 +359,7 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 		}
 	}
 	// A query or two per agent: eight at a time.
-	return eachLimit(ctx, len(out.Agents), viewParallelism, func(ctx context.Context, i int) error {
+	return eachLimit(ctx, len(out.Agents), func(ctx context.Context, i int) error {
 		a := &out.Agents[i]
 		if err := v.seen(ctx, a); err != nil {
 			return err
@@ -352,16 +368,16 @@ func (v *OwnerView) agents(ctx context.Context, out *ViewBox, cur string, msgs [
 			return nil
 		}
 		var err error
-		a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(count(got[5*i+2])))
+		a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(table.Count(got[5*i+2])))
 		return err
 	})
 }
 
 // seen moves a.LastSeen to its sessions' last recorded use when later.
-func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
-	items, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(a.ID), Reverse: true, Limit: 1})
+func (v *Model) seen(ctx context.Context, a *ViewAgent) error {
+	items, err := v.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(a.ID), Reverse: true, Limit: 1})
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	if len(items) == 0 {
 		return nil
@@ -379,7 +395,7 @@ func (v *OwnerView) seen(ctx context.Context, a *ViewAgent) error {
 
 // spaces reads a page of the box's public spaces index (the one place the
 // view reads it).
-func (v *OwnerView) spaces(ctx context.Context, out *ViewBox, cur string) error {
+func (v *Model) spaces(ctx context.Context, out *ViewBox, cur string) error {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(v.box)}, "spaces", cur, ViewPageSize)
 	if err != nil {
 		return err
@@ -434,7 +450,7 @@ type declared struct {
 	} `json:"response"`
 }
 
-func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now time.Time) (RequestActivity, error) {
+func (v *Model) requestActivity(ctx context.Context, msgs []viewMessage, now time.Time) (RequestActivity, error) {
 	out := RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
 	hour := func(t time.Time) (int, bool) {
 		age := now.Sub(t)
@@ -467,9 +483,9 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 	for i, m := range candidates {
 		keys[i] = table.RequestKey(m.ReplyTo, m.AuthorID)
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return out, storageErr(err)
+		return out, err
 	}
 	for i, it := range got {
 		if it == nil {
@@ -486,7 +502,9 @@ func (v *OwnerView) requestActivity(ctx context.Context, msgs []viewMessage, now
 	return out, nil
 }
 
-func answered(status string) bool { return status == StatusResultReady || status == StatusDeclined }
+func answered(status string) bool {
+	return status == hub.StatusResultReady || status == hub.StatusDeclined
+}
 
 // ViewInboxRow is one row of an agent's inbox backlog.
 type ViewInboxRow struct {
@@ -505,26 +523,12 @@ type ViewInboxRow struct {
 	AckedAt time.Time
 }
 
-// ReasonNames names the reason bits, in bit order.
-func ReasonNames(bits int) []string {
-	var out []string
-	for _, r := range []struct {
-		bit  int
-		name string
-	}{{ReasonDM, "dm"}, {ReasonFollowAll, "follow"}, {ReasonMention, "mention"}, {ReasonReply, "reply"}, {ReasonRequest, "request"}} {
-		if bits&r.bit != 0 {
-			out = append(out, r.name)
-		}
-	}
-	return out
-}
-
 // backlog reads a page of agent's inbox rows, newest first: the unread
 // ones, or every row when all is set. An unread page reads at most
-// inboxScanBudget rows (inbox_list's budget) past acknowledged ones; when
+// hub.InboxScanBudget rows (inbox_list's budget) past acknowledged ones; when
 // the budget ends a page early, its cursor continues below the last row
 // read.
-func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([]ViewInboxRow, string, error) {
+func (v *Model) backlog(ctx context.Context, agent, cur string, all bool) ([]ViewInboxRow, string, error) {
 	list := "inbox:unread"
 	if all {
 		list = "inbox:all"
@@ -540,11 +544,11 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 	}
 	var out []ViewInboxRow
 	last, scanned, exhausted := "", 0, false
-	for len(out) < ViewPageSize && scanned < inboxScanBudget && !exhausted {
-		n := min(ViewPageSize+1, inboxScanBudget-scanned)
-		items, err := v.h.st.Query(ctx, store.Query{PK: pk, From: table.InboxRowPrefix, To: to, Reverse: true, Limit: n})
+	for len(out) < ViewPageSize && scanned < hub.InboxScanBudget && !exhausted {
+		n := min(ViewPageSize+1, hub.InboxScanBudget-scanned)
+		items, err := v.st.Query(ctx, store.Query{PK: pk, From: table.InboxRowPrefix, To: to, Reverse: true, Limit: n})
 		if err != nil {
-			return nil, "", storageErr(err)
+			return nil, "", err
 		}
 		exhausted = len(items) < n
 		for _, it := range items {
@@ -571,14 +575,14 @@ func (v *OwnerView) backlog(ctx context.Context, agent, cur string, all bool) ([
 }
 
 func inboxRow(agent string, r *table.Attention) ViewInboxRow {
-	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: ReasonNames(r.Reasons), At: r.At,
+	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: hub.ReasonNames(r.Reasons), At: r.At,
 		Acked: r.AckedBy != "", AckedAt: r.AckedAt}
-	if s, ok := parseStream(r.Stream); ok {
-		row.DM, row.RoomID = s.kind == KindDM, s.room
+	if room, pair, ok := hub.ParseStreamID(r.Stream); ok {
+		row.DM, row.RoomID = room == "", room
 		if row.DM {
-			row.Peer = s.pair[0]
+			row.Peer = pair[0]
 			if row.Peer == agent {
-				row.Peer = s.pair[1]
+				row.Peer = pair[1]
 			}
 		}
 	}
@@ -590,13 +594,13 @@ func inboxRow(agent string, r *table.Attention) ViewInboxRow {
 // on the session index (GSI1 seen#<agent>): one Query and one BatchGet of
 // at most ViewSessions keys. Receipts of older, ended or expired sessions
 // are not consulted.
-func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInboxRow) error {
+func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	sessions, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(agent), Reverse: true, Limit: ViewSessions})
+	sessions, err := v.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.SeenIndex(agent), Reverse: true, Limit: ViewSessions})
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	var keys []store.Key
 	for _, it := range sessions {
@@ -606,17 +610,17 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 	if len(keys) == 0 {
 		return nil
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	for _, it := range got {
-		set, err := decodeReceipts(it)
+		shown, err := hub.Receipts(it)
 		if err != nil {
 			continue
 		}
 		for i := range rows {
-			if at, ok := set.shown(rows[i].Seq); ok && (rows[i].ShownAt.IsZero() || at.Before(rows[i].ShownAt)) {
+			if at, ok := shown(rows[i].Seq); ok && (rows[i].ShownAt.IsZero() || at.Before(rows[i].ShownAt)) {
 				rows[i].ShownAt = at
 			}
 		}
@@ -630,11 +634,11 @@ func (v *OwnerView) receipts(ctx context.Context, agent string, rows []ViewInbox
 // unread: when ACKs go in order, row acked+1 is the oldest unread, and when
 // they skip rows, the answer is exact as long as no unread row lies more
 // than ViewScanMessages rows below acked+1. One bounded Query.
-func (v *OwnerView) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
-	items, err := v.h.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK, From: table.InboxRowPrefix, To: table.InboxRowKey(agent, acked+1).SK,
+func (v *Model) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
+	items, err := v.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK, From: table.InboxRowPrefix, To: table.InboxRowKey(agent, acked+1).SK,
 		Reverse: true, Limit: ViewScanMessages})
 	if err != nil {
-		return time.Time{}, storageErr(err)
+		return time.Time{}, err
 	}
 	var at time.Time
 	for _, it := range items {
@@ -685,14 +689,14 @@ type AgentCursors struct {
 }
 
 // Agent reads one agent's page at the lists' positions at.
-func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
-	if checkUUID("agent", agent) != nil {
+func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
+	if !isUUID(agent) {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{table.AgentKey(agent), table.ProfileKey(agent), table.InboxHeadKey(agent),
+	got, err := v.st.BatchGet(ctx, []store.Key{table.AgentKey(agent), table.ProfileKey(agent), table.InboxHeadKey(agent),
 		table.AckedCounterKey(agent), table.CheckpointKey(agent), table.RequestCounterKey(agent)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
@@ -702,7 +706,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 		return nil, apperr.Forbidden()
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
-		Unread: unread(got[2], got[3])}}
+		Unread: table.Unread(got[2], got[3])}}
 	if got[1] != nil {
 		if p, err := table.Decode[table.Profile](got[1]); err == nil {
 			out.Role = p.Role
@@ -733,7 +737,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 	}
 	// The open-request counter, as on the box page; requests out are not
 	// counted (their open ones are on the list's pages).
-	out.ViewAgent.RequestsIn = int(count(got[5]))
+	out.ViewAgent.RequestsIn = int(table.Count(got[5]))
 	if out.PrivateSpaces, out.NextPrivate, err = v.privateSpaces(ctx, agent, at.Private); err != nil {
 		return nil, err
 	}
@@ -745,7 +749,7 @@ func (v *OwnerView) Agent(ctx context.Context, agent string, at AgentCursors) (*
 
 // privateSpaces reads a page of agent's private spaces: its side of each
 // membership, then the spaces and their member counters by key.
-func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]ViewSpace, string, error) {
+func (v *Model) privateSpaces(ctx context.Context, agent, cur string) ([]ViewSpace, string, error) {
 	pk, prefix := table.AgentSpacePrefix(agent)
 	items, next, err := v.page(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, "private", cur, ViewPageSize)
 	if err != nil || len(items) == 0 {
@@ -761,13 +765,13 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 		ids[i], members[i] = m.SpaceID, table.SpaceMembersKey(m.SpaceID)
 	}
 	// The small listing items, not the spaces (goals up to 20 KiB each).
-	listings, err := v.h.spaceListings(ctx, ids)
+	listings, err := v.s.SpaceListings(ctx, ids)
 	if err != nil {
 		return nil, "", err
 	}
-	counts, err := v.h.st.BatchGet(ctx, members)
+	counts, err := v.st.BatchGet(ctx, members)
 	if err != nil {
-		return nil, "", storageErr(err)
+		return nil, "", err
 	}
 	var out []ViewSpace
 	for i, it := range listings {
@@ -775,11 +779,11 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 			continue
 		}
 		sp, err := table.Decode[table.SpaceListing](it)
-		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPriv {
+		if err != nil || sp.BoxID != v.box || sp.Visibility != visibilityPrivate {
 			continue
 		}
 		out = append(out, ViewSpace{ID: sp.ID, Title: sp.Title, Status: sp.Status, Version: it.Version,
-			Members: count(counts[i])})
+			Members: table.Count(counts[i])})
 	}
 	return out, next, nil
 }
@@ -788,7 +792,7 @@ func (v *OwnerView) privateSpaces(ctx context.Context, agent, cur string) ([]Vie
 // heads (message count) and last messages (time, author), by key — two
 // BatchGets of at most ViewPageSize keys. A DM stream exists only between
 // agents of one box.
-func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, error) {
+func (v *Model) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, error) {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(v.box)}, "peers:"+agent, cur, ViewPageSize)
 	if err != nil {
 		return nil, "", err
@@ -802,31 +806,31 @@ func (v *OwnerView) dms(ctx context.Context, agent, cur string) ([]ViewDM, strin
 		}
 		if a.ID != agent {
 			peers = append(peers, ViewDM{PeerID: a.ID, PeerName: a.Name})
-			heads = append(heads, dmStream(agent, a.ID).head())
+			heads = append(heads, table.StreamHeadKey(dmPK(agent, a.ID)))
 		}
 	}
 	if len(heads) == 0 {
 		return nil, next, nil
 	}
-	got, err := v.h.st.BatchGet(ctx, heads)
+	got, err := v.st.BatchGet(ctx, heads)
 	if err != nil {
-		return nil, "", storageErr(err)
+		return nil, "", err
 	}
 	var out []ViewDM
 	var last []store.Key
 	for i, it := range got {
-		if n := version(it); n > 0 {
+		if n := table.Version(it); n > 0 {
 			peers[i].Messages = n
 			out = append(out, peers[i])
-			last = append(last, dmStream(agent, peers[i].PeerID).msgKey(n))
+			last = append(last, table.StreamMsgKey(dmPK(agent, peers[i].PeerID), n))
 		}
 	}
 	if len(last) == 0 {
 		return nil, next, nil
 	}
-	msgs, err := v.h.st.BatchGet(ctx, last)
+	msgs, err := v.st.BatchGet(ctx, last)
 	if err != nil {
-		return nil, "", storageErr(err)
+		return nil, "", err
 	}
 	for i, it := range msgs {
 		if it == nil {
@@ -847,13 +851,13 @@ type ViewDMPage struct {
 
 // DM reads the DM conversation of agents a and b, both of the box: up to
 // ViewTimelineSize messages older than older (the newest when empty).
-func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error) {
-	if checkUUID("agent", a) != nil || checkUUID("agent", b) != nil || a == b {
+func (v *Model) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error) {
+	if !isUUID(a) || !isUUID(b) || a == b {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{table.AgentKey(a), table.AgentKey(b)})
+	got, err := v.st.BatchGet(ctx, []store.Key{table.AgentKey(a), table.AgentKey(b)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	out := &ViewDMPage{}
 	names := map[string]string{}
@@ -873,7 +877,7 @@ func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, er
 			out.B = m
 		}
 	}
-	if out.ViewTimeline, err = v.timeline(ctx, dmStream(a, b), older, names); err != nil {
+	if out.ViewTimeline, err = v.timeline(ctx, dmPK(a, b), "", older, names); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -881,7 +885,7 @@ func (v *OwnerView) DM(ctx context.Context, a, b, older string) (*ViewDMPage, er
 
 // requestPage reads a page of one agent's request index, newest first,
 // then the requests themselves (oldest first on the page).
-func (v *OwnerView) requestPage(ctx context.Context, index store.Index, partition, list, cur string, names map[string]string) ([]ViewRequest, string, error) {
+func (v *Model) requestPage(ctx context.Context, index store.Index, partition, list, cur string, names map[string]string) ([]ViewRequest, string, error) {
 	entries, next, err := v.page(ctx, store.Query{Index: index, PK: partition, Reverse: true}, list, cur, ViewPageSize)
 	if err != nil {
 		return nil, "", err
@@ -943,13 +947,13 @@ type RoomCursors struct{ Older, Members string }
 // Room reads a room page: the brief, a page of the roster and up to
 // ViewTimelineSize messages older than at.Older (the newest when empty),
 // with replies folded under their thread roots.
-func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoomPage, error) {
-	if checkUUID("room", room) != nil {
+func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoomPage, error) {
+	if !isUUID(room) {
 		return nil, apperr.Forbidden()
 	}
-	got, err := v.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.BriefKey(room)})
+	got, err := v.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.BriefKey(room)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	if got[0] == nil {
 		return nil, apperr.Forbidden()
@@ -981,7 +985,7 @@ func (v *OwnerView) Room(ctx context.Context, room string, at RoomCursors) (*Vie
 	for _, m := range out.Members {
 		names[m.ID] = m.Name
 	}
-	if out.ViewTimeline, err = v.timeline(ctx, roomStream(room), at.Older, names); err != nil {
+	if out.ViewTimeline, err = v.timeline(ctx, table.RoomStreamPK(room), room, at.Older, names); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -997,12 +1001,13 @@ type ViewTimeline struct {
 	Requests RequestActivity
 }
 
-// timeline reads up to ViewTimelineSize messages of s older than the
+// timeline reads up to ViewTimelineSize messages of the stream in
+// partition pk (of room; "" for a DM) older than the
 // position cur holds (the newest when empty), their requests'
 // declarations, and folds replies under their thread roots.
-func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names map[string]string) (ViewTimeline, error) {
+func (v *Model) timeline(ctx context.Context, pk, room, cur string, names map[string]string) (ViewTimeline, error) {
 	var out ViewTimeline
-	items, older, err := v.page(ctx, store.Query{PK: s.pk(), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix), Reverse: true},
+	items, older, err := v.page(ctx, store.Query{PK: pk, From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix), Reverse: true},
 		"timeline", cur, ViewTimelineSize)
 	if err != nil {
 		return out, err
@@ -1014,12 +1019,12 @@ func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names ma
 		if err != nil {
 			return out, apperr.Normalize(err)
 		}
-		msgs = append(msgs, viewMessage{rec: m, room: s.room})
+		msgs = append(msgs, viewMessage{rec: m, room: room})
 	}
 	if err := v.declarations(ctx, msgs, names); err != nil {
 		return out, err
 	}
-	now := v.h.clock()
+	now := v.s.Now()
 	out.Activity = hourly(msgs, now)
 	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
 		return out, err
@@ -1030,7 +1035,7 @@ func (v *OwnerView) timeline(ctx context.Context, s stream, cur string, names ma
 
 // declarations reads the request items of msgs' requests by key (at most
 // ViewTimelineSize messages × 20 requests = store.MaxBatchGetKeys).
-func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names map[string]string) error {
+func (v *Model) declarations(ctx context.Context, msgs []viewMessage, names map[string]string) error {
 	var keys []store.Key
 	for _, m := range msgs {
 		for _, to := range m.rec.Requests {
@@ -1040,15 +1045,15 @@ func (v *OwnerView) declarations(ctx context.Context, msgs []viewMessage, names 
 	if len(keys) == 0 {
 		return nil
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	i := 0
 	for j := range msgs {
 		m := &msgs[j]
 		for _, to := range m.rec.Requests {
-			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: StatusOpen}
+			d := ViewDeclaration{AgentID: to, AgentName: cmp.Or(names[to], to), Status: hub.StatusOpen}
 			if it := got[i]; it != nil {
 				if r, err := table.Decode[table.Request](it); err == nil {
 					d.Status, d.Revision, d.DeclaredAt = r.Status, it.Version, r.DeclaredAt
@@ -1117,14 +1122,14 @@ type ViewBoard struct {
 }
 
 // RequestStatuses are the board's groups, in order.
-var RequestStatuses = []string{StatusOpen, StatusAccepted, StatusNeedsContext, StatusDeclined, StatusResultReady, StatusRecipientRemoved}
+var RequestStatuses = []string{hub.StatusOpen, hub.StatusAccepted, hub.StatusNeedsContext, hub.StatusDeclined, hub.StatusResultReady, hub.StatusRecipientRemoved}
 
 // Requests reads one page of the requests board: the box's request
 // messages, newest first, ViewBoardMessages a page (at: its cursor), from
 // the box's requests index (the message pointers of messages that carry
 // requests, keys.go), with every request of each re-read from the table
 // for its current declaration. Every request of the box is on some page.
-func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error) {
+func (v *Model) Requests(ctx context.Context, at string) (*ViewBoard, error) {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRequestsIndex(v.box), Reverse: true}, "board", at, ViewBoardMessages)
 	if err != nil {
 		return nil, err
@@ -1151,12 +1156,12 @@ func (v *OwnerView) Requests(ctx context.Context, at string) (*ViewBoard, error)
 // each of agents, eight agents at a time: at most ViewPageSize ×
 // ViewRequestsPerAgent = store.MaxBatchGetKeys request items. The box page
 // counts the open requests each agent sent among them.
-func (v *OwnerView) recentIncoming(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
+func (v *Model) recentIncoming(ctx context.Context, agents []ViewAgent, names map[string]string) ([]ViewRequest, error) {
 	per := make([][]store.Key, len(agents))
-	err := eachLimit(ctx, len(agents), viewParallelism, func(ctx context.Context, i int) error {
-		entries, err := v.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agents[i].ID), Reverse: true, Limit: ViewRequestsPerAgent})
+	err := eachLimit(ctx, len(agents), func(ctx context.Context, i int) error {
+		entries, err := v.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.IncomingIndex(agents[i].ID), Reverse: true, Limit: ViewRequestsPerAgent})
 		if err != nil {
-			return storageErr(err)
+			return err
 		}
 		per[i] = keysOf(entries)
 		return nil
@@ -1171,13 +1176,13 @@ func (v *OwnerView) recentIncoming(ctx context.Context, agents []ViewAgent, name
 // declaration; the index may lag), the room messages they belong to (their
 // summary) and the names names lacks (authors, recipients and rooms, by
 // key): at most four bounded reads. Oldest first.
-func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[string]string) ([]ViewRequest, error) {
+func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[string]string) ([]ViewRequest, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	var recs []*table.Request
 	var versions []uint64
@@ -1201,9 +1206,9 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 		vr := ViewRequest{MessageID: r.MessageID, FromID: r.AuthorID, FromName: cmp.Or(names[r.AuthorID], r.AuthorID),
 			ToIDs: []string{r.RecipientID}, ToNames: []string{cmp.Or(names[r.RecipientID], r.RecipientID)},
 			Status: r.Status, Revision: versions[i], DeclaredAt: r.DeclaredAt, At: r.SentAt}
-		if r.Destination.Kind == KindRoom {
+		if r.Destination.Kind == hub.KindRoom {
 			vr.RoomID, vr.RoomName = r.Destination.RoomID, names[r.Destination.RoomID]
-			k := roomStream(r.Destination.RoomID).msgKey(r.StreamSeq)
+			k := table.StreamMsgKey(table.RoomStreamPK(r.Destination.RoomID), r.StreamSeq)
 			if at[k] == nil {
 				msgKeys = append(msgKeys, k)
 			}
@@ -1214,9 +1219,9 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 		out = append(out, vr)
 	}
 	if len(msgKeys) > 0 {
-		msgs, err := v.h.st.BatchGet(ctx, msgKeys)
+		msgs, err := v.st.BatchGet(ctx, msgKeys)
 		if err != nil {
-			return nil, storageErr(err)
+			return nil, err
 		}
 		for i, it := range msgs {
 			if it == nil {
@@ -1237,7 +1242,7 @@ func (v *OwnerView) requestsAt(ctx context.Context, keys []store.Key, names map[
 
 // nameRequests adds to names the agents and rooms of recs it lacks, read by
 // key (at most store.MaxBatchGetKeys of them; the rest show as ids).
-func (v *OwnerView) nameRequests(ctx context.Context, recs []*table.Request, names map[string]string) error {
+func (v *Model) nameRequests(ctx context.Context, recs []*table.Request, names map[string]string) error {
 	var keys []store.Key
 	want := func(id string, k store.Key) {
 		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {
@@ -1248,16 +1253,16 @@ func (v *OwnerView) nameRequests(ctx context.Context, recs []*table.Request, nam
 	for _, r := range recs {
 		want(r.AuthorID, table.AgentKey(r.AuthorID))
 		want(r.RecipientID, table.AgentKey(r.RecipientID))
-		if r.Destination.Kind == KindRoom {
+		if r.Destination.Kind == hub.KindRoom {
 			want(r.Destination.RoomID, table.RoomKey(r.Destination.RoomID))
 		}
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	got, err := v.h.st.BatchGet(ctx, keys)
+	got, err := v.st.BatchGet(ctx, keys)
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
 	for _, it := range got {
 		// Agents and rooms both carry id, name and box.
@@ -1282,3 +1287,37 @@ func summary(md string) string {
 	}
 	return line
 }
+
+// parallelism bounds the reads one page runs at once: a box page reads a
+// query per room and per agent, which one after another take a round trip
+// each on DynamoDB.
+const parallelism = 8
+
+// eachLimit calls fn for 0 ≤ i < n, parallelism at a time, and returns the
+// first error. fn must write only to what belongs to i.
+func eachLimit(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism)
+	for i := range n {
+		g.Go(func() error { return fn(ctx, i) })
+	}
+	return g.Wait()
+}
+
+// dmPK is the partition of the DM stream of agents a and b, either order.
+func dmPK(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return table.DMStreamPK(a, b)
+}
+
+// isUUID says whether s is a UUID in its 36-character form (any case), as
+// the tools require of ids.
+func isUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+// visibilityPrivate is a private space's stored Visibility (hub spaces.go).
+const visibilityPrivate = "private"

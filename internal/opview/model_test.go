@@ -1,14 +1,19 @@
-package hub_test
+package opview_test
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"time"
 
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/table"
+	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -37,11 +42,11 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := f.h.OwnerView(f.ctx, key.Key)
+		v, err := opview.Open(f.ctx, f.h, key.Key)
 		if err != nil {
 			t.Fatalf("OwnerView(owner key): %v", err)
 		}
-		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		box, err := v.Box(f.ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -61,13 +66,13 @@ func TestOwnerView(t *testing.T) {
 			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
 			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
+		page, err := v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
 			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].AgentName != "bob" || d[0].Status != hub.StatusOpen || d[0].Revision != 0 {
 			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
-		ag, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
+		ag, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 || ag.ViewAgent.RequestsIn != 1 {
 			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one open request in", ag, err)
 		}
@@ -89,7 +94,7 @@ func TestOwnerView(t *testing.T) {
 		}
 		// The fixture's clock stands still: both were sent at the same time,
 		// so the board's order between them is the message ids'.
-		byID := map[string]hub.ViewRequest{}
+		byID := map[string]opview.ViewRequest{}
 		for _, r := range board.Requests {
 			byID[r.MessageID] = r
 		}
@@ -99,7 +104,7 @@ func TestOwnerView(t *testing.T) {
 		if r := byID[dm.MessageID]; !r.DM || r.Status != hub.StatusOpen || r.FromName != "bob" || r.ToNames[0] != "alice" {
 			t.Errorf("Requests() bob's = %+v; want bob's open DM request to alice", r)
 		}
-		box, err = v.Box(f.ctx, hub.BoxCursors{})
+		box, err = v.Box(f.ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -109,13 +114,13 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() %s open requests in/out = %d/%d, want %d/%d", a.Name, a.RequestsIn, a.RequestsOut, want[0], want[1])
 			}
 		}
-		page, err = v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
+		page, err = v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil || len(page.Timeline) == 0 {
 			t.Fatalf("Room() = %+v, %v", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].Status != hub.StatusAccepted || d[0].Revision != 1 || d[0].DeclaredAt.IsZero() {
 			t.Errorf("Room() request declarations after accepting = %+v; want bob accepted at revision 1", d)
 		}
-		ag, err = v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{})
+		ag, err = v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
 			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID || ag.ViewAgent.RequestsIn != 0 {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
@@ -123,12 +128,12 @@ func TestOwnerView(t *testing.T) {
 
 		// Private spaces and DMs: on their members' pages, and the DM page.
 		hush := mustCreateSpace(f, ca, "private", "hush")
-		ag, err = v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+		ag, err = v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.PrivateSpaces) != 1 || ag.PrivateSpaces[0].ID != hush.ID || ag.PrivateSpaces[0].Members != 1 ||
 			len(ag.DMs) != 1 || ag.DMs[0].PeerID != f.b.AgentID || ag.DMs[0].Messages != 1 || ag.DMs[0].LastAuthor != "bob" || ag.DMs[0].LastAt.IsZero() {
 			t.Errorf("Agent(alice) private spaces %+v, DMs %+v, %v; want hush with 1 member and one DM from bob", ag.PrivateSpaces, ag.DMs, err)
 		}
-		if bob, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
+		if bob, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
 			t.Errorf("Agent(bob) private spaces %+v, DMs %+v, %v; want none and the DM with alice", bob.PrivateSpaces, bob.DMs, err)
 		}
 		conv, err := v.DM(f.ctx, f.b.AgentID, f.a.AgentID, "")
@@ -141,15 +146,15 @@ func TestOwnerView(t *testing.T) {
 			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.ctx, f.other.AgentID, f.a.AgentID, ""); return err },
 			"DM(alice, mallory)":             func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.other.AgentID, ""); return err },
 			"DM(alice, alice)":               func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.a.AgentID, ""); return err },
-			"Agent(other box)":               func() error { _, err := v.Agent(f.ctx, f.other.AgentID, hub.AgentCursors{}); return err },
-			"Agent(not uuid)":                func() error { _, err := v.Agent(f.ctx, "x", hub.AgentCursors{}); return err },
-			"Room(unknown)":                  func() error { _, err := v.Room(f.ctx, f.other.AgentID, hub.RoomCursors{}); return err },
+			"Agent(other box)":               func() error { _, err := v.Agent(f.ctx, f.other.AgentID, opview.AgentCursors{}); return err },
+			"Agent(not uuid)":                func() error { _, err := v.Agent(f.ctx, "x", opview.AgentCursors{}); return err },
+			"Room(unknown)":                  func() error { _, err := v.Room(f.ctx, f.other.AgentID, opview.RoomCursors{}); return err },
 		} {
 			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
 		}
 		for name, k := range map[string]string{"agent key": f.a.BoxKey, "garbage": "abo_x", "empty": ""} {
-			_, err := f.h.OwnerView(f.ctx, k)
-			wantCode(t, "OwnerView("+name+")", err, apperr.AuthFailed)
+			_, err := f.h.OwnerScope(f.ctx, k)
+			wantCode(t, "OwnerScope("+name+")", err, apperr.AuthFailed)
 		}
 		// An owner key is no agent key.
 		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
@@ -195,16 +200,16 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 			Payload: hub.Object(`{"response":{"request_message_id":"` + q2.MessageID + `","status":"result_ready"}}`)})
 
 		v := ownerView(t, f, f.box)
-		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		box, err := v.Box(f.ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, hub.RoomCursors{})
+		page, err := v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil {
 			t.Fatalf("Room: %v", err)
 		}
-		for name, got := range map[string]hub.RequestActivity{"Box": box.Requests, "Room": page.Requests} {
-			want := hub.RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
+		for name, got := range map[string]opview.RequestActivity{"Box": box.Requests, "Room": page.Requests} {
+			want := opview.RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
 			want.Opened[21], want.Answered[23] = 3, 1
 			if !slices.Equal(got.Opened, want.Opened) || !slices.Equal(got.Answered, want.Answered) {
 				t.Errorf("%s().Requests = %+v, want opened 3 at hour 21 and answered 1 at hour 23: %+v", name, got, want)
@@ -227,7 +232,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 			// The view reads only: every write would fail.
 			fw.set(1 << 30)
 			defer fw.set(0)
-			box, err := v.Box(f.ctx, hub.BoxCursors{})
+			box, err := v.Box(f.ctx, opview.BoxCursors{})
 			if err != nil {
 				t.Fatalf("Box: %v", err)
 			}
@@ -235,7 +240,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 			for _, a := range box.Agents {
 				out[a.ID] = a.LastSeen
 			}
-			page, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{})
+			page, err := v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{})
 			if err != nil || !page.LastSeen.Equal(out[f.a.AgentID]) {
 				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.a.AgentID])
 			}
@@ -264,7 +269,7 @@ func TestOwnerViewLastSeen(t *testing.T) {
 func TestOwnerViewPaging(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		n := hub.ViewPageSize + 1
+		n := opview.ViewPageSize + 1
 		agents := []*hub.AgentInfo{f.a, f.b}
 		for i := len(agents); i < n; i++ {
 			agents = append(agents, f.mustAgent(f.box, fmt.Sprintf("agent %03d", i)))
@@ -316,8 +321,8 @@ func TestOwnerViewPaging(t *testing.T) {
 					t.Fatalf("%s page %d: %v", list, pages+1, err)
 				}
 				pages++
-				if len(ids) > hub.ViewPageSize {
-					t.Errorf("%s page %d has %d entries, want at most %d", list, pages, len(ids), hub.ViewPageSize)
+				if len(ids) > opview.ViewPageSize {
+					t.Errorf("%s page %d has %d entries, want at most %d", list, pages, len(ids), opview.ViewPageSize)
 				}
 				for _, id := range ids {
 					seen[id]++
@@ -340,19 +345,19 @@ func TestOwnerViewPaging(t *testing.T) {
 		agentIDs := func(agents []*hub.AgentInfo) []string {
 			return pluck(agents, func(a *hub.AgentInfo) string { return a.AgentID })
 		}
-		reqIDs := func(rs []hub.ViewRequest) []string {
-			return pluck(rs, func(r hub.ViewRequest) string { return r.MessageID })
+		reqIDs := func(rs []opview.ViewRequest) []string {
+			return pluck(rs, func(r opview.ViewRequest) string { return r.MessageID })
 		}
 		type fetch = func(cur string) ([]string, string, error)
 		// The box page's three lists page together: the first page, then
 		// the page at all three next cursors (two reads of the box page,
 		// the costly one, for three walks).
-		var boxPages [2]*hub.ViewBox
-		boxList := func(next func(*hub.ViewBox) string, pick func(*hub.ViewBox) []string) fetch {
+		var boxPages [2]*opview.ViewBox
+		boxList := func(next func(*opview.ViewBox) string, pick func(*opview.ViewBox) []string) fetch {
 			return func(cur string) ([]string, string, error) {
 				var err error
 				if boxPages[0] == nil {
-					if boxPages[0], err = v.Box(f.ctx, hub.BoxCursors{}); err != nil {
+					if boxPages[0], err = v.Box(f.ctx, opview.BoxCursors{}); err != nil {
 						return nil, "", err
 					}
 				}
@@ -364,7 +369,7 @@ func TestOwnerViewPaging(t *testing.T) {
 				}
 				if boxPages[1] == nil {
 					first := boxPages[0]
-					if boxPages[1], err = v.Box(f.ctx, hub.BoxCursors{Agents: first.NextAgents, Rooms: first.NextRooms,
+					if boxPages[1], err = v.Box(f.ctx, opview.BoxCursors{Agents: first.NextAgents, Rooms: first.NextRooms,
 						Spaces: first.NextSpaces}); err != nil {
 						return nil, "", err
 					}
@@ -372,46 +377,52 @@ func TestOwnerViewPaging(t *testing.T) {
 				return pick(boxPages[1]), next(boxPages[1]), nil
 			}
 		}
-		roomList := func(room string, at func(string) hub.RoomCursors, pick func(*hub.ViewRoomPage) ([]string, string)) fetch {
-			return pager(func(c hub.RoomCursors) (*hub.ViewRoomPage, error) { return v.Room(f.ctx, room, c) }, at, pick)
+		roomList := func(room string, at func(string) opview.RoomCursors, pick func(*opview.ViewRoomPage) ([]string, string)) fetch {
+			return pager(func(c opview.RoomCursors) (*opview.ViewRoomPage, error) { return v.Room(f.ctx, room, c) }, at, pick)
 		}
-		agentList := func(agent string, at func(string) hub.AgentCursors, pick func(*hub.ViewAgentPage) ([]string, string)) fetch {
-			return pager(func(c hub.AgentCursors) (*hub.ViewAgentPage, error) { return v.Agent(f.ctx, agent, c) }, at, pick)
+		agentList := func(agent string, at func(string) opview.AgentCursors, pick func(*opview.ViewAgentPage) ([]string, string)) fetch {
+			return pager(func(c opview.AgentCursors) (*opview.ViewAgentPage, error) { return v.Agent(f.ctx, agent, c) }, at, pick)
 		}
 		for _, l := range []struct {
 			name  string
 			want  []string
 			fetch fetch
 		}{
-			{"agents", agentIDs(agents), boxList(func(b *hub.ViewBox) string { return b.NextAgents },
-				func(b *hub.ViewBox) []string { return pluck(b.Agents, func(a hub.ViewAgent) string { return a.ID }) })},
-			{"rooms", append(rooms, pair.RoomID), boxList(func(b *hub.ViewBox) string { return b.NextRooms },
-				func(b *hub.ViewBox) []string { return pluck(b.Rooms, func(r hub.ViewRoom) string { return r.ID }) })},
-			{"spaces", spaces, boxList(func(b *hub.ViewBox) string { return b.NextSpaces },
-				func(b *hub.ViewBox) []string { return pluck(b.Spaces, func(s hub.ViewSpace) string { return s.ID }) })},
-			{"members", agentIDs(agents), roomList(crowd.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Members: c} },
-				func(p *hub.ViewRoomPage) ([]string, string) {
-					return pluck(p.Members, func(m hub.ViewMember) string { return m.ID }), p.NextMembers
+			{"agents", agentIDs(agents), boxList(func(b *opview.ViewBox) string { return b.NextAgents },
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Agents, func(a opview.ViewAgent) string { return a.ID })
 				})},
-			{"timeline", msgs, roomList(pair.RoomID, func(c string) hub.RoomCursors { return hub.RoomCursors{Older: c} },
-				func(p *hub.ViewRoomPage) ([]string, string) {
-					return pluck(p.Timeline, func(m hub.ViewMessage) string { return m.ID }), p.Older
+			{"rooms", append(rooms, pair.RoomID), boxList(func(b *opview.ViewBox) string { return b.NextRooms },
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Rooms, func(r opview.ViewRoom) string { return r.ID })
 				})},
-			{"inbox", append([]string{toBob}, msgs...), agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Inbox: c} },
-				func(p *hub.ViewAgentPage) ([]string, string) {
-					return pluck(p.Backlog, func(r hub.ViewInboxRow) string { return r.MessageID }), p.NextInbox
+			{"spaces", spaces, boxList(func(b *opview.ViewBox) string { return b.NextSpaces },
+				func(b *opview.ViewBox) []string {
+					return pluck(b.Spaces, func(s opview.ViewSpace) string { return s.ID })
 				})},
-			{"requests in", msgs, agentList(f.b.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{In: c} },
-				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsIn), p.NextIn })},
-			{"requests out", msgs, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Out: c} },
-				func(p *hub.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsOut), p.NextOut })},
-			{"private spaces", private, agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Private: c} },
-				func(p *hub.ViewAgentPage) ([]string, string) {
-					return pluck(p.PrivateSpaces, func(s hub.ViewSpace) string { return s.ID }), p.NextPrivate
+			{"members", agentIDs(agents), roomList(crowd.RoomID, func(c string) opview.RoomCursors { return opview.RoomCursors{Members: c} },
+				func(p *opview.ViewRoomPage) ([]string, string) {
+					return pluck(p.Members, func(m opview.ViewMember) string { return m.ID }), p.NextMembers
 				})},
-			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.b}), agentList(f.a.AgentID, func(c string) hub.AgentCursors { return hub.AgentCursors{Peers: c} },
-				func(p *hub.ViewAgentPage) ([]string, string) {
-					return pluck(p.DMs, func(d hub.ViewDM) string { return d.PeerID }), p.NextPeers
+			{"timeline", msgs, roomList(pair.RoomID, func(c string) opview.RoomCursors { return opview.RoomCursors{Older: c} },
+				func(p *opview.ViewRoomPage) ([]string, string) {
+					return pluck(p.Timeline, func(m opview.ViewMessage) string { return m.ID }), p.Older
+				})},
+			{"inbox", append([]string{toBob}, msgs...), agentList(f.b.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Inbox: c} },
+				func(p *opview.ViewAgentPage) ([]string, string) {
+					return pluck(p.Backlog, func(r opview.ViewInboxRow) string { return r.MessageID }), p.NextInbox
+				})},
+			{"requests in", msgs, agentList(f.b.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{In: c} },
+				func(p *opview.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsIn), p.NextIn })},
+			{"requests out", msgs, agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Out: c} },
+				func(p *opview.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsOut), p.NextOut })},
+			{"private spaces", private, agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Private: c} },
+				func(p *opview.ViewAgentPage) ([]string, string) {
+					return pluck(p.PrivateSpaces, func(s opview.ViewSpace) string { return s.ID }), p.NextPrivate
+				})},
+			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.b}), agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Peers: c} },
+				func(p *opview.ViewAgentPage) ([]string, string) {
+					return pluck(p.DMs, func(d opview.ViewDM) string { return d.PeerID }), p.NextPeers
 				})},
 			// The board pages over the box's request messages: every
 			// request is on it, once, though bob has more than
@@ -433,18 +444,18 @@ func TestOwnerViewPaging(t *testing.T) {
 			t.Errorf("another box's board = %d requests, %v; want none", len(b.Requests), err)
 		}
 		for name, call := range map[string]func() error{
-			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Rooms: cursors["agents"]}); return err },
+			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, opview.BoxCursors{Rooms: cursors["agents"]}); return err },
 			"inbox cursor of bob for alice": func() error {
-				_, err := v.Agent(f.ctx, f.a.AgentID, hub.AgentCursors{Inbox: cursors["inbox"]})
+				_, err := v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{Inbox: cursors["inbox"]})
 				return err
 			},
 			"timeline cursor for another room": func() error {
-				_, err := v.Room(f.ctx, crowd.RoomID, hub.RoomCursors{Older: cursors["timeline"]})
+				_, err := v.Room(f.ctx, crowd.RoomID, opview.RoomCursors{Older: cursors["timeline"]})
 				return err
 			},
-			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"]}); return err },
+			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, opview.BoxCursors{Agents: cursors["agents"]}); return err },
 			"board cursor on another box":  func() error { _, err := ov.Requests(f.ctx, cursors["board"]); return err },
-			"tampered":                     func() error { _, err := v.Box(f.ctx, hub.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
+			"tampered":                     func() error { _, err := v.Box(f.ctx, opview.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
 		} {
 			wantCode(t, name, call(), apperr.CursorInvalid)
 		}
@@ -473,20 +484,6 @@ func pager[C, P any](read func(C) (P, error), at func(string) C, pick func(P) ([
 	}
 }
 
-// ownerView is the view of box through a new owner key.
-func ownerView(t *testing.T, f *fixture, box string) *hub.OwnerView {
-	t.Helper()
-	key, err := f.h.Admin().CreateOwnerKey(f.ctx, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := f.h.OwnerView(f.ctx, key.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // TestOwnerViewBacklog: the backlog lists unread rows newest first (every
 // row on request), and the oldest unread row is found when ACKs skip rows.
 func TestOwnerViewBacklog(t *testing.T) {
@@ -510,11 +507,11 @@ func TestOwnerViewBacklog(t *testing.T) {
 			all  bool
 			want []uint64
 		}{{false, []uint64{6, 5, 3}}, {true, []uint64{6, 5, 4, 3, 2, 1}}} {
-			p, err := v.Agent(f.ctx, f.b.AgentID, hub.AgentCursors{AllRows: tc.all})
+			p, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{AllRows: tc.all})
 			if err != nil {
 				t.Fatalf("Agent(bob, all rows %v): %v", tc.all, err)
 			}
-			if got := pluck(p.Backlog, func(r hub.ViewInboxRow) string { return fmt.Sprint(r.Seq) }); !slices.Equal(got,
+			if got := pluck(p.Backlog, func(r opview.ViewInboxRow) string { return fmt.Sprint(r.Seq) }); !slices.Equal(got,
 				pluck(tc.want, func(n uint64) string { return fmt.Sprint(n) })) || p.NextInbox != "" {
 				t.Errorf("Agent(bob, all rows %v).Backlog seqs = %v, next %q; want %v and no next page", tc.all, got, p.NextInbox, tc.want)
 			}
@@ -524,7 +521,7 @@ func TestOwnerViewBacklog(t *testing.T) {
 				}
 			}
 		}
-		box, err := v.Box(f.ctx, hub.BoxCursors{})
+		box, err := v.Box(f.ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -561,9 +558,9 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 			t.Fatalf("a request to another box's agent was sent")
 		}
 		// The DM request as a message sent before the index existed.
-		pk := store.Key{PK: "msg#" + old.MessageID, SK: "msg"}
+		pk := table.MessagePointerKey(old.MessageID)
 		it, err := f.raw.Get(f.ctx, pk)
-		if err != nil || it == nil || it.GSI1PK != "box#"+f.box+"#requests" {
+		if err != nil || it == nil || it.GSI1PK != table.BoxRequestsIndex(f.box) {
 			t.Fatalf("pointer of a request message = %+v, %v; want it on the box's requests index", it, err)
 		}
 		it.GSI1PK, it.GSI1SK = "", ""
@@ -598,6 +595,48 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.a.AgentID)
 		if b, err := ownerView(t, f, f.other.BoxID).Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %+v, %v; want no request", b, err)
+		}
+	})
+}
+
+// TestBacklogReasonNames: the backlog names reason bits as the API does
+// (hub.ReasonNames, inbox_list's reason_names): a row of a room the agent
+// follows in full reads "all", on the page and in the fragment.
+func TestBacklogReasonNames(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		room := f.mustRoom("plan", "")
+		f.mustAdd(room.RoomID, f.a)
+		m := f.mustAdd(room.RoomID, f.b)
+		ca, cb := f.prime(f.a), f.prime(f.b)
+		if _, err := f.h.RoomFollow(f.ctx, cb, hub.RoomFollowInput{Mutation: hub.Mutation{IdempotencyKey: "f"},
+			RoomID: room.RoomID, ExpectedRevision: m.FollowRevision, Follow: hub.FollowAll}); err != nil {
+			t.Fatalf("RoomFollow(all): %v", err)
+		}
+		f.mustSend(ca, "m", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "hello"})
+		want := hub.ReasonNames(hub.ReasonFollowAll)
+		if !slices.Equal(want, []string{"all"}) {
+			t.Fatalf("hub.ReasonNames(ReasonFollowAll) = %q, want [all]", want)
+		}
+		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := opview.Open(f.ctx, f.h, key.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
+		if err != nil || len(p.Backlog) != 1 || !slices.Equal(p.Backlog[0].Reasons, want) {
+			t.Fatalf("Agent(bob).Backlog = %+v, %v; want one row with reasons %q", p, err, want)
+		}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/ui/api/agent/"+f.b.AgentID, nil)
+		req.Header.Set("Authorization", "Bearer "+key.Key)
+		opview.New(f.h, slog.New(slog.DiscardHandler)).ServeHTTP(rec, req)
+		if body := rec.Body.String(); rec.Code != 200 || !strings.Contains(body, `<span class="chip reason">all</span>`) ||
+			strings.Contains(body, `<span class="chip reason">follow</span>`) {
+			t.Errorf("agent fragment = %d, reasons not shown as %q: %s", rec.Code, want, body)
 		}
 	})
 }
