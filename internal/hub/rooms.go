@@ -150,14 +150,6 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 	return refs, nil
 }
 
-// version is an item's Version, 0 when the item is absent.
-func version(it *store.Item) uint64 {
-	if it == nil {
-		return 0
-	}
-	return it.Version
-}
-
 // currentRooms lists up to limit of the agent's current rooms, by room id,
 // and whether there are more.
 func (h *Hub) currentRooms(ctx context.Context, agent string, limit int) ([]RoomRef, bool, error) {
