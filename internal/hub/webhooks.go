@@ -237,7 +237,7 @@ func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webho
 	if err := uuidArg("webhook", &id); err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	return retry(ctx, func() (*webhookRecord, error) {
 		rec, ver, err := a.h.loadWebhook(ctx, id)
 		if err != nil {
 			return nil, err
@@ -248,8 +248,8 @@ func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webho
 		} else if _, ok := err.(*store.ConditionFailedError); !ok {
 			return nil, storageErr(err)
 		}
-	}
-	return nil, apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+		return nil, errContended
+	})
 }
 
 type versionedWebhook struct {
@@ -369,10 +369,10 @@ type WebhookOutcome struct {
 // delivery fields change (read, modify, CAS, retried), so an owner's
 // concurrent change (disable, rotate) is kept.
 func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) error {
-	for attempt := 0; attempt < 5; attempt++ {
+	_, err := retry(ctx, func() (struct{}, error) {
 		r, ver, err := h.loadWebhook(ctx, id)
 		if err != nil {
-			return err
+			return struct{}{}, err
 		}
 		now := h.clock()
 		r.LastStatus, r.LastAttempt = o.Status, now
@@ -386,12 +386,13 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 			r.Status = WebhookFailing
 		}
 		err = h.putWebhook(ctx, r, ver)
-		if _, conflict := err.(*store.ConditionFailedError); !conflict {
-			if err != nil {
-				return storageErr(err)
-			}
-			return nil
+		if _, conflict := err.(*store.ConditionFailedError); conflict {
+			return struct{}{}, errContended
 		}
-	}
-	return apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+		if err != nil {
+			return struct{}{}, storageErr(err)
+		}
+		return struct{}{}, nil
+	})
+	return err
 }
