@@ -42,7 +42,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -183,18 +182,6 @@ type dirPos struct {
 func directoryStream(q string) string {
 	sum := sha256.Sum256([]byte(q))
 	return "directory:" + hex.EncodeToString(sum[:12])
-}
-
-func pageLimit(field string, n, def, maxN int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, apperr.Invalid(field, "must be positive")
-	case n == 0:
-		return def, nil
-	case n > maxN:
-		return 0, apperr.Limit(field, "at most "+strconv.Itoa(maxN))
-	}
-	return n, nil
 }
 
 // searchQuery validates and folds a query.

@@ -81,9 +81,6 @@ const (
 	inboxScanBudget = 1000
 	// MaxWaitSeconds bounds inbox_list's wait.
 	MaxWaitSeconds = 20
-	// waitPoll is how often a waiting inbox_list re-reads the inbox head,
-	// for arrivals committed by other processes (Lambda instances).
-	waitPoll = time.Second
 	// ackChunk is how many rows one ACK write changes: an intent step's
 	// rows, with the counter and the sequencer, stay within stepRoom; the
 	// first write marks fewer when the kernel's room (call.room) is

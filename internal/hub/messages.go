@@ -80,8 +80,6 @@ const (
 	MinPageBytes     = 1 << 10
 	// MaxThreadMessages bounds thread_read's family.
 	MaxThreadMessages = 200
-	// receiptTTL is how long a retrieval receipt lets its session ACK.
-	receiptTTL = 7 * 24 * time.Hour
 )
 
 // stream identifies one room or DM stream.

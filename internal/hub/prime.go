@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
-	"log/slog"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -155,44 +154,4 @@ func (h *Hub) primedAs(ctx context.Context, id, agent string, pv uint64) (bool, 
 		return false, nil
 	}
 	return cur.Primed && cur.AgentID == agent && cur.ProfileVersion == pv, nil
-}
-
-// unread is the live unread count: attention rows ever written (the inbox
-// head) less rows ACKed (the acked counter), both moved in the same writes
-// as the rows, so it is never below zero unless a write miscounted.
-func unread(head, acked *store.Item) int64 {
-	n := int64(version(head)) - count(acked)
-	if n < 0 {
-		negativeCount(acked, n)
-		return 0
-	}
-	return n
-}
-
-// count is a counter item's count (0 when absent). Every counter moves in
-// the same write as what it counts, so a count below zero is a bug (a
-// decrement without its increment, or twice): it is logged at error level
-// to alarm on, and read as 0 so no caller is shown a negative count. Tests
-// compare the stored counters with a recount, never this reading.
-func count(it *store.Item) int64 {
-	if it == nil {
-		return 0
-	}
-	if it.Count < 0 {
-		negativeCount(it, it.Count)
-		return 0
-	}
-	return it.Count
-}
-
-// negativeCount reports a counter read below zero. The counter helpers are
-// shared by every reader and have no hub at hand, so it goes to slog's
-// default logger (on Lambda the function's JSON logger; under agentbox
-// serve, stderr).
-func negativeCount(it *store.Item, n int64) {
-	var pk, sk string
-	if it != nil {
-		pk, sk = it.PK, it.SK
-	}
-	slog.Error("hub: counter below zero", "pk", pk, "sk", sk, "count", n)
 }

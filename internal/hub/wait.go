@@ -11,6 +11,10 @@ import (
 	"github.com/agentbox/agentbox/internal/hub/table"
 )
 
+// waitPoll is how often a waiting inbox_list re-reads the inbox head,
+// for arrivals committed by other processes (Lambda instances).
+const waitPoll = time.Second
+
 // waiters wakes inbox_list calls waiting in this process when attention
 // arrives for their agent; arrivals from other processes are found by
 // polling the inbox head.
