@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/webhook"
 )
@@ -22,10 +22,10 @@ func streamAgents(ev events.DynamoDBEvent) map[string]bool {
 			continue
 		}
 		pk, sk := r.Change.Keys[store.AttrPK], r.Change.Keys[store.AttrSK]
-		if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString || sk.String() != "inbox" {
+		if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
 			continue
 		}
-		if agent, ok := strings.CutPrefix(pk.String(), "agent#"); ok {
+		if agent, ok := table.InboxHeadAgent(pk.String(), sk.String()); ok {
 			agents[agent] = true
 		}
 	}

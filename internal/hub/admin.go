@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"time"
@@ -219,7 +218,7 @@ func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	return retry(ctx, func() (*table.Agent, error) {
 		rec, ver, err := a.loadAgent(ctx, agent)
 		if err != nil {
 			return nil, err
@@ -231,14 +230,13 @@ func (a *Admin) updateAgent(ctx context.Context, agent string, change func(rec *
 		ops := append([]store.Op{store.Put(a.agentItem(rec, ver+1), store.AtVersion(ver))}, extra...)
 		err = a.h.st.Write(ctx, ops)
 		if cf, ok := store.ConditionFailed(err); ok && cf.Index == 0 {
-			continue
+			return nil, errContended
 		}
 		if err != nil {
 			return nil, storageErr(err)
 		}
 		return rec, nil
-	}
-	return nil, apperr.Unavailable(errors.New("agent changed concurrently"))
+	})
 }
 
 // RotateKey revokes every key of the agent and issues a new one of the
@@ -374,7 +372,7 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	return retry(ctx, func() (*AgentInfo, error) {
 		p, it, err := get[table.Profile](ctx, a.h.st, table.ProfileKey(agent), apperr.Forbidden())
 		if err != nil {
 			return nil, err
@@ -391,14 +389,13 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 		p.UpdatedAt = a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(profileItem(agent, p, it.Version+1), store.AtVersion(it.Version))})
 		if _, ok := store.ConditionFailed(err); ok {
-			continue
+			return nil, errContended
 		}
 		if err != nil {
 			return nil, storageErr(err)
 		}
 		return agentInfo(rec, p, it.Version+1), nil
-	}
-	return nil, apperr.Unavailable(errors.New("profile changed concurrently"))
+	})
 }
 
 // ListAgents lists a box's agents by name. It reads an index, so an agent

@@ -163,7 +163,7 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 // its version, and reports false when it was on it already.
 func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []string) (bool, error) {
 	k := table.MessagePointerKey(id)
-	for range adminAttempts {
+	return retry(ctx, func() (bool, error) {
 		it, err := a.h.st.Get(ctx, k)
 		if err != nil {
 			return false, storageErr(err)
@@ -180,14 +180,13 @@ func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []
 		next.Data, next.GSI1PK, next.GSI1SK = table.Encode(p), table.BoxRequestsIndex(box), sortKey
 		err = a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))})
 		if moveAgain(err) {
-			continue
+			return false, errContended
 		}
 		if err != nil {
 			return false, storageErr(err)
 		}
 		return true, nil
-	}
-	return false, apperr.Unavailable(errors.New("message pointer changed concurrently"))
+	})
 }
 
 // eachEntry calls fn on every item of q's partition, migratePage at a time.
@@ -262,7 +261,7 @@ func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error)
 // moveSpace rewrites a space of the old shape at its version, with its
 // listing item. It reports false when there was nothing to move.
 func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
-	for range adminAttempts {
+	return retry(ctx, func() (bool, error) {
 		got, err := a.h.st.BatchGet(ctx, []store.Key{table.SpaceKey(id), table.SpaceListingKey(id)})
 		if err != nil {
 			return false, storageErr(err)
@@ -278,20 +277,19 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 		space, listing := rec.Items(it.Version)
 		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
 		if moveAgain(err) {
-			continue // updated meanwhile: read it again
+			return false, errContended // updated meanwhile: read it again
 		}
 		if err != nil {
 			return false, storageErr(err)
 		}
 		return true, nil
-	}
-	return false, apperr.Unavailable(errors.New("space changed concurrently"))
+	})
 }
 
 // moveCard rewrites a listed card of the old shape at its revision, with
 // its listing item. It reports false when there was nothing to move.
 func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
-	for range adminAttempts {
+	return retry(ctx, func() (bool, error) {
 		got, err := a.h.st.BatchGet(ctx, []store.Key{table.CardKey(agent), table.AgentKey(agent)})
 		if err != nil {
 			return false, storageErr(err)
@@ -312,14 +310,13 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 		err = a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
 			store.Put(listing, store.Unconditional), store.Check(table.AgentKey(agent), store.AtVersion(agentIt.Version))})
 		if moveAgain(err) {
-			continue // the card or the agent changed meanwhile: read again
+			return false, errContended // the card or the agent changed meanwhile: read again
 		}
 		if err != nil {
 			return false, storageErr(err)
 		}
 		return true, nil
-	}
-	return false, apperr.Unavailable(errors.New("card changed concurrently"))
+	})
 }
 
 // moveAgain reports whether a move's write lost to a concurrent write (its

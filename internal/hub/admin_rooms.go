@@ -9,7 +9,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"time"
 
@@ -17,10 +16,6 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/google/uuid"
 )
-
-// adminAttempts bounds an admin command's retries against concurrent
-// changes of the same items.
-const adminAttempts = 5
 
 // RoomInfo describes a room to its owner.
 type RoomInfo struct {
@@ -118,7 +113,7 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*table.Room, uint64,
 // every change answers ROOM_ARCHIVED. Archiving an archived room changes
 // nothing.
 func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error) {
-	for range adminAttempts {
+	return retry(ctx, func() (*RoomInfo, error) {
 		r, ver, info, err := a.loadRoom(ctx, room)
 		if err != nil {
 			return nil, err
@@ -129,15 +124,14 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 		r.Archived, r.ArchivedAt = true, a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(r.Item(ver+1), store.AtVersion(ver))})
 		if _, ok := store.ConditionFailed(err); ok {
-			continue
+			return nil, errContended
 		}
 		if err != nil {
 			return nil, storageErr(err)
 		}
 		info.Archived, info.ArchivedAt = true, timestamp(r.ArchivedAt)
 		return info, nil
-	}
-	return nil, apperr.Unavailable(errors.New("room changed concurrently"))
+	})
 }
 
 // AddMember adds agent to room, starting a new membership epoch with the
@@ -152,7 +146,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
-	for range adminAttempts {
+	return retry(ctx, func() (*MembershipInfo, error) {
 		items, err := a.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.AgentKey(agent), table.EpochKey(room, agent), table.RoomMemberKey(room, agent), table.RoomHeadKey(room), table.MemberCountKey(room)})
 		if err != nil {
 			return nil, storageErr(err)
@@ -224,7 +218,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			store.Check(table.RoomHeadKey(room), casCond(items[4])),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
-			continue // a concurrent change won; read again
+			return nil, errContended // a concurrent change won; read again
 		}
 		if err != nil {
 			return nil, storageErr(err)
@@ -232,8 +226,7 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: ag.Name, Member: true,
 			Epoch: Revision(epoch), Follow: mem.Follow, FollowRevision: Revision(rev),
 			JoinedAt: timestamp(now), Changed: true}, nil
-	}
-	return nil, apperr.Unavailable(errors.New("membership changed concurrently"))
+	})
 }
 
 // RemoveMember ends agent's current membership epoch of room: it loses
@@ -247,7 +240,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
-	for range adminAttempts {
+	return retry(ctx, func() (*MembershipInfo, error) {
 		items, err := a.h.st.BatchGet(ctx, []store.Key{table.RoomKey(room), table.EpochKey(room, agent), table.RoomMemberKey(room, agent)})
 		if err != nil {
 			return nil, storageErr(err)
@@ -297,7 +290,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 		})
 		if _, ok := store.ConditionFailed(err); ok {
-			continue
+			return nil, errContended
 		}
 		if err != nil {
 			return nil, storageErr(err)
@@ -309,8 +302,7 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: mem.AgentName, Member: false,
 			Epoch: Revision(mem.Epoch), JoinedAt: timestamp(mem.JoinedAt), LeftAt: timestamp(now), Changed: true,
 			RequestsClosed: closed}, nil
-	}
-	return nil, apperr.Unavailable(errors.New("membership changed concurrently"))
+	})
 }
 
 // ListRooms lists a box's rooms by name. It reads an index, so a room
@@ -387,7 +379,7 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 	if err := uuidArg("agent", &agent); err != nil {
 		return nil, err
 	}
-	for range adminAttempts {
+	return retry(ctx, func() (*AgentInfo, error) {
 		rec, ver, err := a.loadAgent(ctx, agent)
 		if err != nil {
 			return nil, err
@@ -429,12 +421,11 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 		}
 		err = a.h.st.Write(ctx, ops)
 		if _, ok := store.ConditionFailed(err); ok {
-			continue
+			return nil, errContended
 		}
 		if err != nil {
 			return nil, storageErr(err)
 		}
 		return a.describe(ctx, rec)
-	}
-	return nil, apperr.Unavailable(errors.New("agent changed concurrently"))
+	})
 }

@@ -38,7 +38,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"github.com/agentbox/agentbox/internal/hub/table"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -85,13 +84,14 @@ func (a *Admin) setStatus(ctx context.Context, agent, status string) (*AgentInfo
 // syncMemberships makes the Inactive mark of every room-side member item
 // of agent match the agent's current status, in chunks.
 func (a *Admin) syncMemberships(ctx context.Context, agent string) error {
-	for range adminAttempts {
+	_, err := retry(ctx, func() (struct{}, error) {
 		done, err := a.syncPass(ctx, agent)
-		if err != nil || done {
-			return err
+		if err == nil && !done {
+			err = errContended
 		}
-	}
-	return apperr.Unavailable(errors.New("memberships changed concurrently"))
+		return struct{}{}, err
+	})
+	return err
 }
 
 // syncPass is one pass of syncMemberships; done is false when a concurrent

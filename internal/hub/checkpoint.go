@@ -113,15 +113,6 @@ func (h *Hub) CheckpointSave(ctx context.Context, cr Credentials, in CheckpointS
 	})
 }
 
-// casCond is the CAS condition on an item as read: still absent, or still
-// at the version read.
-func casCond(it *store.Item) store.Condition {
-	if it == nil {
-		return store.Absent
-	}
-	return store.AtVersion(it.Version)
-}
-
 // conflictAt answers a lost CAS on k with REVISION_CONFLICT and k's current
 // version (re-read: the engine's ReturnValuesOnConditionCheckFailure is not
 // relied on).

@@ -32,6 +32,10 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 )
 
+// fanoutChunk is how many recipients one intent step writes: two items
+// each, within stepRoom.
+const fanoutChunk = 45
+
 // fanoutPartTTL is how long a recipient part outlives the last post that
 // wrote it: far beyond SweepGrace, so a fan-out whose caller vanished is
 // finished by the sweep long before its parts expire.
@@ -102,4 +106,67 @@ func (h *Hub) fanoutRecipients(ctx context.Context, f *fanoutPayload, n uint64) 
 		return nil, apperr.Normalize(err)
 	}
 	return to, nil
+}
+
+// recipient is one attention row to write.
+type recipient struct {
+	Agent   string `json:"a"`
+	Reasons int    `json:"r"`
+}
+
+// fanoutPayload is a fan-out intent's remaining work.
+type fanoutPayload struct {
+	MessageID string    `json:"m"`
+	Stream    string    `json:"s"`
+	Seq       uint64    `json:"q"`
+	At        time.Time `json:"t"`
+	// To lists the recipients in the intent itself: only intents opened
+	// by an earlier version carry it.
+	To []recipient `json:"to,omitempty"`
+	// Parts names the recipient parts, one per step (fanout.go).
+	Parts string `json:"p,omitempty"`
+}
+
+// fanoutOps writes one attention row per recipient, each numbered in its
+// inbox by moving the inbox head read as heads[i].
+func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp {
+	ops := make([]guardedOp, 0, 2*len(to))
+	for i, r := range to {
+		hk := table.InboxHeadKey(r.Agent)
+		next := store.Item{PK: hk.PK, SK: hk.SK}
+		cond := store.Absent
+		if heads[i] != nil {
+			next, cond = *heads[i], store.AtVersion(heads[i].Version)
+		}
+		next.Version++
+		row := table.Attention{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
+			Reasons: r.Reasons, At: f.At}
+		rk := table.InboxRowKey(r.Agent, next.Version)
+		ops = append(ops,
+			guardedOp{op: store.Put(&next, cond), onFail: contended},
+			guardedOp{op: store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1,
+				GSI1PK: table.AttentionIndex(r.Agent), GSI1SK: table.AttentionSortKey(f.Stream, f.Seq),
+				Data: table.Encode(row)}, store.Absent), onFail: contended})
+	}
+	return ops
+}
+
+// fanoutStep is step n of a fan-out intent: the next chunk of recipients.
+func (h *Hub) fanoutStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
+	var f fanoutPayload
+	if err := json.Unmarshal(rec.Payload, &f); err != nil {
+		return nil, apperr.Normalize(err)
+	}
+	chunk, err := h.fanoutRecipients(ctx, &f, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunk) == 0 {
+		return nil, nil
+	}
+	heads, err := h.inboxHeads(ctx, chunk)
+	if err != nil {
+		return nil, err
+	}
+	return fanoutOps(f, chunk, heads), nil
 }

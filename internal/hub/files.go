@@ -71,25 +71,6 @@ type FileRefDTO struct {
 	Versioning   string `json:"versioning" desc:"version_label, sha256, commit, or unversioned when the reference names no version." schema:"enum=version_label|sha256|commit|unversioned"`
 }
 
-// fileVersioning names what version reference f pins, if any.
-func fileVersioning(f table.File) string {
-	switch {
-	case f.VersionLabel != "":
-		return "version_label"
-	case f.SHA256 != "":
-		return "sha256"
-	case f.Commit != "":
-		return "commit"
-	}
-	return "unversioned"
-}
-
-// fileDTO is reference f as results show it.
-func fileDTO(f table.File) FileRefDTO {
-	return FileRefDTO{FileID: f.ID, URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,
-		VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, Versioning: fileVersioning(f)}
-}
-
 var (
 	hexRE       = regexp.MustCompile(`^[0-9a-fA-F]+$`)
 	mediaTypeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}/[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}$`)

@@ -54,6 +54,15 @@ type Options struct {
 	Metrics metrics.Recorder
 }
 
+// intentKinds maps each kind of intent (intent.go) to its step, in the
+// file of the tool that opens it. It is a fixed table, not state: every
+// process knows every kind. It is the one place the kernel names a tool's
+// code.
+var intentKinds = map[string]intentStep{
+	intentFanout: (*Hub).fanoutStep,
+	intentAck:    (*Hub).ackStep,
+}
+
 // Hub is the domain service. It is safe for concurrent use and holds no
 // per-request state, so a Lambda instance builds one at start and reuses it.
 type Hub struct {
@@ -68,7 +77,7 @@ type Hub struct {
 	limits *limiter
 	// cursorKey caches the deployment's cursor secret once read.
 	cursorKey atomic.Pointer[[]byte]
-	// waiters wakes inbox_list calls waiting in this process (inbox.go).
+	// waiters wakes inbox_list calls waiting in this process (wait.go).
 	waiters waiters
 	// hot serializes this process's writers of one counter (serial.go).
 	hot *hotLocks

@@ -59,7 +59,6 @@ import (
 	"fmt"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -82,12 +81,10 @@ const (
 	inboxScanBudget = 1000
 	// MaxWaitSeconds bounds inbox_list's wait.
 	MaxWaitSeconds = 20
-	// waitPoll is how often a waiting inbox_list re-reads the inbox head,
-	// for arrivals committed by other processes (Lambda instances).
-	waitPoll = time.Second
-	// ackChunk is how many rows one ACK write changes: with the counter,
-	// the idempotency record and the auth checks it stays within one
-	// transaction.
+	// ackChunk is how many rows one ACK write changes: an intent step's
+	// rows, with the counter and the sequencer, stay within stepRoom; the
+	// first write marks fewer when the kernel's room (call.room) is
+	// smaller.
 	ackChunk = 90
 )
 
@@ -476,8 +473,6 @@ type ackPayload struct {
 	Seqs    []uint64  `json:"q"`
 }
 
-const intentAck = "ack"
-
 // InboxAck acknowledges up to 100 explicit rows, all or nothing: each must
 // be one of the caller's rows and have been returned to this session; one
 // invalid member rejects the batch with nothing written. A row another
@@ -546,6 +541,10 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 		var fresh, known []uint64 // known: acknowledged once this write commits
 		bits := make([]byte, (len(sorted)+7)/8)
 		p := &plan{}
+		// The first write marks as many rows as the kernel leaves room
+		// for beside the counter and the sequencer, at most ackChunk;
+		// the rest are intent steps of ackChunk rows.
+		first := min(ackChunk, c.room(p)-2)
 		for i, s := range seqs {
 			it := c.item(rowSlots[i])
 			if it == nil || s == 0 {
@@ -567,7 +566,7 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 				fresh = append(fresh, s)
 				j, _ := slices.BinarySearch(sorted, s)
 				bits[j/8] |= 1 << (j % 8)
-				if len(fresh) <= ackChunk {
+				if len(fresh) <= first {
 					p.add(ackOp(c.AgentID, it, row, c.Session.ID, c.Now))
 					known = append(known, s)
 				}
@@ -580,10 +579,10 @@ func (h *Hub) InboxAck(ctx context.Context, cr Credentials, in InboxAckInput) (*
 			Receipt ackReceipt `json:"r"`
 		}{out.Acked, ackReceipt{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Fresh: hex.EncodeToString(bits)}}
 		if len(fresh) > 0 {
-			n := min(len(fresh), ackChunk)
+			n := min(len(fresh), first)
 			p.add(guardedOp{op: store.Add(table.AckedCounterKey(c.AgentID), int64(n), 0)})
-			if len(fresh) > ackChunk {
-				rest := fresh[ackChunk:]
+			if len(fresh) > first {
+				rest := fresh[first:]
 				p.intent = newIntent(intentAck, uint64((len(rest)+ackChunk-1)/ackChunk),
 					ackPayload{Agent: c.AgentID, Session: c.Session.ID, At: c.Now, Seqs: rest}, c.Now, c.BoxID)
 				o.Intent = p.intent.ID
@@ -708,79 +707,4 @@ func (h *Hub) ackStep(ctx context.Context, rec *table.Intent, n uint64) ([]guard
 		ops = append(ops, guardedOp{op: store.Add(table.AckedCounterKey(p.Agent), int64(fresh), 0)})
 	}
 	return ops, nil
-}
-
-// waiters wakes inbox_list calls waiting in this process when attention
-// arrives for their agent; arrivals from other processes are found by
-// polling the inbox head.
-type waiters struct {
-	mu sync.Mutex
-	ch map[string]chan struct{}
-	// hook, when set (OnAttention), also hears every arrival.
-	hook func(agents []string)
-}
-
-// wait returns a channel closed at the agent's next arrival.
-func (w *waiters) wait(agent string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ch == nil {
-		w.ch = map[string]chan struct{}{}
-	}
-	ch, ok := w.ch[agent]
-	if !ok {
-		ch = make(chan struct{})
-		w.ch[agent] = ch
-	}
-	return ch
-}
-
-// notify wakes every waiter of the agents.
-func (w *waiters) notify(agents []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.hook != nil {
-		w.hook(agents)
-	}
-	for _, a := range agents {
-		if ch, ok := w.ch[a]; ok {
-			close(ch)
-			delete(w.ch, a)
-		}
-	}
-}
-
-// OnAttention makes f hear of every attention arrival in this process (the
-// local webhook dispatcher's wake-up); f must not block.
-func (h *Hub) OnAttention(f func(agents []string)) {
-	h.waiters.mu.Lock()
-	defer h.waiters.mu.Unlock()
-	h.waiters.hook = f
-}
-
-// waitInbox waits until the agent's inbox head passes after or d elapses,
-// and returns the head then.
-func (h *Hub) waitInbox(ctx context.Context, agent string, after uint64, d time.Duration) (uint64, error) {
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	poll := time.NewTicker(waitPoll)
-	defer poll.Stop()
-	for {
-		woke := h.waiters.wait(agent)
-		head, err := h.st.Get(ctx, table.InboxHeadKey(agent))
-		if err != nil {
-			return 0, storageErr(err)
-		}
-		if v := version(head); v > after {
-			return v, nil
-		}
-		select {
-		case <-ctx.Done():
-			return after, nil
-		case <-deadline.C:
-			return after, nil
-		case <-woke:
-		case <-poll.C:
-		}
-	}
 }

@@ -51,12 +51,16 @@ import (
 // again.
 type intentStep func(h *Hub, ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error)
 
-// intentKinds maps each kind of intent to its step. It is a fixed table,
-// not state: every process knows every kind.
-var intentKinds = map[string]intentStep{
-	intentFanout: (*Hub).fanoutStep,
-	intentAck:    (*Hub).ackStep,
-}
+// The kinds of intent. Their steps live with the tool that opens them;
+// intentKinds (hub.go) wires each kind to its step.
+const (
+	intentFanout = "fanout"
+	intentAck    = "ack"
+)
+
+// stepRoom is how many ops an intent step may return: its write also
+// carries the intent's advance.
+const stepRoom = store.MaxWriteItems - 1
 
 func newIntent(kind string, steps uint64, payload any, now time.Time, box string) *table.Intent {
 	return &table.Intent{ID: uuid.NewString(), Kind: kind, Steps: steps, Payload: table.Encode(payload), Created: now, Box: box}

@@ -180,6 +180,15 @@ func (p *plan) del(k store.Key, cond store.Condition, onFail failure) {
 	p.add(guardedOp{op: store.Delete(k, cond), onFail: onFail})
 }
 
+// room is how many ops the tool may still add to p's first write, after
+// the ops commit adds of its own: the idempotency record and an intent
+// record (counted whether or not the call has them, so a plan's shape
+// does not depend on its key), the auth checks and the rate shards.
+func (c *call) room(p *plan) int {
+	kernel := 1 + 1 + 1 + len(c.keyIDs) + len(c.rateOps)
+	return store.MaxWriteItems - len(p.ops) - kernel
+}
+
 // next allocates the next number of the sequence whose counter the call
 // read at s: the write moves the counter from the version read to that
 // number, so two writers cannot take one number, and a writer that lost
@@ -478,4 +487,20 @@ func get[T any](ctx context.Context, st store.Store, k store.Key, absent error) 
 		return nil, nil, err
 	}
 	return v, it, nil
+}
+
+// unread, count and version are the table's counter readings
+// (table.Unread, table.Count, table.Version: a count below zero is logged
+// there and read as 0), named short for the kernel and every tool.
+func unread(head, acked *store.Item) int64 { return table.Unread(head, acked) }
+func count(it *store.Item) int64           { return table.Count(it) }
+func version(it *store.Item) uint64        { return table.Version(it) }
+
+// casCond is the CAS condition on an item as read: still absent, or still
+// at the version read.
+func casCond(it *store.Item) store.Condition {
+	if it == nil {
+		return store.Absent
+	}
+	return store.AtVersion(it.Version)
 }

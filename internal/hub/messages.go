@@ -46,7 +46,6 @@ import (
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/cursor"
@@ -70,9 +69,6 @@ const (
 )
 
 const (
-	// fanoutChunk is how many recipients one intent step writes: two
-	// items each, plus the intent's advance, stay within one transaction.
-	fanoutChunk = 45
 	// DefaultConversationPage and MaxConversationPage bound a history page.
 	DefaultConversationPage = 50
 	MaxConversationPage     = 100
@@ -83,8 +79,6 @@ const (
 	MinPageBytes     = 1 << 10
 	// MaxThreadMessages bounds thread_read's family.
 	MaxThreadMessages = 200
-	// receiptTTL is how long a retrieval receipt lets its session ACK.
-	receiptTTL = 7 * 24 * time.Hour
 )
 
 // stream identifies one room or DM stream.
@@ -203,18 +197,6 @@ type MessageDTO struct {
 	SentAt        string       `json:"sent_at"`
 }
 
-// messageDTO is stored message r as results show it.
-func messageDTO(r *table.Message) MessageDTO {
-	d := MessageDTO{MessageID: r.ID, StreamSeq: Revision(r.Seq), AuthorAgentID: r.AuthorID, AuthorName: r.AuthorName,
-		BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
-		ReplyTo: r.ReplyTo, ThreadRootID: r.ThreadRoot, SentAt: timestamp(r.SentAt)}
-	d.Destination = Destination{Kind: r.Kind, RoomID: r.RoomID, RecipientAgentID: r.Recipient}
-	for _, f := range r.Files {
-		d.Files = append(d.Files, fileDTO(f))
-	}
-	return d
-}
-
 // MessageSendInput is message_send's input.
 type MessageSendInput struct {
 	Auth
@@ -239,27 +221,6 @@ type MessageSendOutput struct {
 	RequestCount   int      `json:"request_count" desc:"How many response requests the message carries."`
 	Replay
 }
-
-// recipient is one attention row to write.
-type recipient struct {
-	Agent   string `json:"a"`
-	Reasons int    `json:"r"`
-}
-
-// fanoutPayload is a fan-out intent's remaining work.
-type fanoutPayload struct {
-	MessageID string    `json:"m"`
-	Stream    string    `json:"s"`
-	Seq       uint64    `json:"q"`
-	At        time.Time `json:"t"`
-	// To lists the recipients in the intent itself: only intents opened
-	// by an earlier version carry it.
-	To []recipient `json:"to,omitempty"`
-	// Parts names the recipient parts, one per step (fanout.go).
-	Parts string `json:"p,omitempty"`
-}
-
-const intentFanout = "fanout"
 
 // targets checks mentions or requests: distinct UUIDs (canonicalized in
 // place), at most MaxTargets, never the sender.
@@ -503,7 +464,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 
 	// Small fan-outs commit with the message; the DM's one recipient was
 	// read with authentication.
-	room := store.MaxWriteItems - len(p.ops) - 2 - len(c.keyIDs) - 1 - len(c.rateOps)
+	room := c.room(p)
 	switch {
 	case len(to) == 0:
 	case s.st.kind == KindDM:
@@ -695,50 +656,6 @@ func (h *Hub) inboxHeads(ctx context.Context, to []recipient) ([]*store.Item, er
 		return nil, storageErr(err)
 	}
 	return items, nil
-}
-
-// fanoutOps writes one attention row per recipient, each numbered in its
-// inbox by moving the inbox head read as heads[i].
-func fanoutOps(f fanoutPayload, to []recipient, heads []*store.Item) []guardedOp {
-	ops := make([]guardedOp, 0, 2*len(to))
-	for i, r := range to {
-		hk := table.InboxHeadKey(r.Agent)
-		next := store.Item{PK: hk.PK, SK: hk.SK}
-		cond := store.Absent
-		if heads[i] != nil {
-			next, cond = *heads[i], store.AtVersion(heads[i].Version)
-		}
-		next.Version++
-		row := table.Attention{Seq: next.Version, MessageID: f.MessageID, Stream: f.Stream, StreamSeq: f.Seq,
-			Reasons: r.Reasons, At: f.At}
-		rk := table.InboxRowKey(r.Agent, next.Version)
-		ops = append(ops,
-			guardedOp{op: store.Put(&next, cond), onFail: contended},
-			guardedOp{op: store.Put(&store.Item{PK: rk.PK, SK: rk.SK, Version: 1,
-				GSI1PK: table.AttentionIndex(r.Agent), GSI1SK: table.AttentionSortKey(f.Stream, f.Seq),
-				Data: table.Encode(row)}, store.Absent), onFail: contended})
-	}
-	return ops
-}
-
-// fanoutStep is step n of a fan-out intent: the next chunk of recipients.
-func (h *Hub) fanoutStep(ctx context.Context, rec *table.Intent, n uint64) ([]guardedOp, error) {
-	var f fanoutPayload
-	if err := json.Unmarshal(rec.Payload, &f); err != nil {
-		return nil, apperr.Normalize(err)
-	}
-	chunk, err := h.fanoutRecipients(ctx, &f, n)
-	if err != nil {
-		return nil, err
-	}
-	if len(chunk) == 0 {
-		return nil, nil
-	}
-	heads, err := h.inboxHeads(ctx, chunk)
-	if err != nil {
-		return nil, err
-	}
-	return fanoutOps(f, chunk, heads), nil
 }
 
 // MessageGetInput is message_get's input.
@@ -970,19 +887,6 @@ func (h *Hub) ConversationRead(ctx context.Context, cr Credentials, in Conversat
 		}
 		return out, nil
 	})
-}
-
-// pageBytes applies the byte-budget rule.
-func pageBytes(n int) (int, error) {
-	switch {
-	case n == 0:
-		return DefaultPageBytes, nil
-	case n < MinPageBytes:
-		return 0, apperr.Invalid("max_bytes", "must be at least 1024")
-	case n > MaxPageBytes:
-		return 0, apperr.Limit("max_bytes", "262144 bytes")
-	}
-	return n, nil
 }
 
 // streamPage reads messages after..upper of st, at most limit and within

@@ -155,9 +155,3 @@ func (h *Hub) primedAs(ctx context.Context, id, agent string, pv uint64) (bool, 
 	}
 	return cur.Primed && cur.AgentID == agent && cur.ProfileVersion == pv, nil
 }
-
-// unread, count and version are the table's counter readings
-// (table.Unread, table.Count, table.Version), named short for the hub.
-func unread(head, acked *store.Item) int64 { return table.Unread(head, acked) }
-func count(it *store.Item) int64           { return table.Count(it) }
-func version(it *store.Item) uint64        { return table.Version(it) }

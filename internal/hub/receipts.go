@@ -37,6 +37,9 @@ import (
 	"github.com/agentbox/agentbox/internal/store"
 )
 
+// receiptTTL is how long a retrieval receipt lets its session ACK.
+const receiptTTL = 7 * 24 * time.Hour
+
 // maxReceiptSpans is the number of spans a session's receipts keep
 // apart when they touch; twice it bounds them all (about 3 KiB).
 const maxReceiptSpans = 32

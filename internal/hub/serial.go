@@ -98,11 +98,11 @@ func (l *hotLocks) publish(hot []store.Key, ops []guardedOp) (withdraw func()) {
 	l.mu.Lock()
 	for _, g := range ops {
 		it := g.op.Item
-		if g.op.Kind != store.OpPut || it == nil || !slices.Contains(hot, store.Key{PK: it.PK, SK: it.SK}) {
+		if g.op.Kind != store.OpPut || it == nil || !slices.Contains(hot, it.Key()) {
 			continue
 		}
 		cp := *it
-		l.pending[store.Key{PK: it.PK, SK: it.SK}] = &cp
+		l.pending[it.Key()] = &cp
 		mine = append(mine, &cp)
 	}
 	l.mu.Unlock()
@@ -110,7 +110,7 @@ func (l *hotLocks) publish(hot []store.Key, ops []guardedOp) (withdraw func()) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, it := range mine {
-			k := store.Key{PK: it.PK, SK: it.SK}
+			k := it.Key()
 			if l.pending[k] == it {
 				delete(l.pending, k)
 			}

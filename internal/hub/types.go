@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/schema"
 )
 
@@ -167,4 +168,35 @@ func (o Object) MarshalJSON() ([]byte, error) {
 func (o *Object) UnmarshalJSON(b []byte) error {
 	*o = append((*o)[:0], b...)
 	return nil
+}
+
+// fileVersioning names what version reference f pins, if any.
+func fileVersioning(f table.File) string {
+	switch {
+	case f.VersionLabel != "":
+		return "version_label"
+	case f.SHA256 != "":
+		return "sha256"
+	case f.Commit != "":
+		return "commit"
+	}
+	return "unversioned"
+}
+
+// fileDTO is reference f as results show it.
+func fileDTO(f table.File) FileRefDTO {
+	return FileRefDTO{FileID: f.ID, URL: f.URL, DisplayName: f.DisplayName, MediaType: f.MediaType,
+		VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, Versioning: fileVersioning(f)}
+}
+
+// messageDTO is stored message r as results show it.
+func messageDTO(r *table.Message) MessageDTO {
+	d := MessageDTO{MessageID: r.ID, StreamSeq: Revision(r.Seq), AuthorAgentID: r.AuthorID, AuthorName: r.AuthorName,
+		BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
+		ReplyTo: r.ReplyTo, ThreadRootID: r.ThreadRoot, SentAt: timestamp(r.SentAt)}
+	d.Destination = Destination{Kind: r.Kind, RoomID: r.RoomID, RecipientAgentID: r.Recipient}
+	for _, f := range r.Files {
+		d.Files = append(d.Files, fileDTO(f))
+	}
+	return d
 }

@@ -265,27 +265,24 @@ func (h *Hub) moveCursor(ctx context.Context, endpoint, agent string, seq uint64
 		return nil // absent is 0
 	}
 	k := table.WebhookCursorKey(endpoint, agent)
-	for attempt := 0; attempt < 5; attempt++ {
+	_, err := retry(ctx, func() (struct{}, error) {
 		it, err := h.st.Get(ctx, k)
 		if err != nil {
-			return storageErr(err)
+			return struct{}{}, storageErr(err)
 		}
-		cur, cond := version(it), store.Absent
-		if cur >= seq {
-			return nil
+		if version(it) >= seq {
+			return struct{}{}, nil
 		}
-		if it != nil {
-			cond = store.AtVersion(cur)
+		err = h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, casCond(it))})
+		if _, conflict := err.(*store.ConditionFailedError); conflict {
+			return struct{}{}, errContended
 		}
-		err = h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, cond)})
-		if _, conflict := err.(*store.ConditionFailedError); !conflict {
-			if err != nil {
-				return storageErr(err)
-			}
-			return nil
+		if err != nil {
+			return struct{}{}, storageErr(err)
 		}
-	}
-	return apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // ListWebhooks lists a box's endpoints, oldest first.
@@ -397,7 +394,7 @@ func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webho
 	if err := uuidArg("webhook", &id); err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	return retry(ctx, func() (*webhookRecord, error) {
 		rec, ver, err := a.h.loadWebhook(ctx, id)
 		if err != nil {
 			return nil, err
@@ -408,8 +405,8 @@ func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webho
 		} else if _, ok := err.(*store.ConditionFailedError); !ok {
 			return nil, storageErr(err)
 		}
-	}
-	return nil, apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+		return nil, errContended
+	})
 }
 
 type versionedWebhook struct {
@@ -554,18 +551,26 @@ type WebhookOutcome struct {
 // delivery fields change (read, modify, CAS, retried), so an owner's
 // concurrent change (disable, rotate) is kept.
 func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) error {
-	for attempt := 0; attempt < 5; attempt++ {
-		r, ver, err := h.loadWebhook(ctx, id)
+	if o.Delivered {
+		// A box endpoint's delivered seq is its agent's cursor (moved
+		// first, on its own CAS); the endpoint keeps the attempt's fields.
+		r, _, err := h.loadWebhook(ctx, id)
 		if err != nil {
 			return err
 		}
-		if o.Delivered && r.perBox() && attempt == 0 {
+		if r.perBox() {
 			if o.AgentID == "" {
 				return apperr.New(apperr.InvalidArgument, "A box endpoint's outcome names its agent.")
 			}
 			if err := h.moveCursor(ctx, r.ID, o.AgentID, o.Seq); err != nil {
 				return err
 			}
+		}
+	}
+	_, err := retry(ctx, func() (struct{}, error) {
+		r, ver, err := h.loadWebhook(ctx, id)
+		if err != nil {
+			return struct{}{}, err
 		}
 		now := h.clock()
 		r.LastStatus, r.LastAttempt = o.Status, now
@@ -581,12 +586,13 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 			r.Status = WebhookFailing
 		}
 		err = h.putWebhook(ctx, r, ver)
-		if _, conflict := err.(*store.ConditionFailedError); !conflict {
-			if err != nil {
-				return storageErr(err)
-			}
-			return nil
+		if _, conflict := err.(*store.ConditionFailedError); conflict {
+			return struct{}{}, errContended
 		}
-	}
-	return apperr.New(apperr.TemporarilyUnavailable, "The endpoint changed concurrently; retry.")
+		if err != nil {
+			return struct{}{}, storageErr(err)
+		}
+		return struct{}{}, nil
+	})
+	return err
 }

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -12,6 +13,15 @@ import (
 
 // InboxHeadKey is the inbox head.
 func InboxHeadKey(agent string) store.Key { return store.Key{PK: "agent#" + agent, SK: "inbox"} }
+
+// InboxHeadAgent returns the agent whose inbox head has the key pk/sk (a
+// stream record's keys), or false for any other item.
+func InboxHeadAgent(pk, sk string) (string, bool) {
+	if sk != "inbox" {
+		return "", false
+	}
+	return strings.CutPrefix(pk, "agent#")
+}
 
 // InboxRowPrefix is the range of an inbox's attention rows. The head's SK
 // ("inbox") sorts before it and outside it.
