@@ -3,8 +3,6 @@ package hub
 // Paging helpers every list shares.
 
 import (
-	"strconv"
-
 	"github.com/agentbox/agentbox/internal/apperr"
 )
 
@@ -17,18 +15,6 @@ func pageBytes(n int) (int, error) {
 		return 0, apperr.Invalid("max_bytes", "must be at least 1024")
 	case n > MaxPageBytes:
 		return 0, apperr.Limit("max_bytes", "262144 bytes")
-	}
-	return n, nil
-}
-
-func pageLimit(field string, n, def, maxN int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, apperr.Invalid(field, "must be positive")
-	case n == 0:
-		return def, nil
-	case n > maxN:
-		return 0, apperr.Limit(field, "at most "+strconv.Itoa(maxN))
 	}
 	return n, nil
 }
