@@ -102,3 +102,10 @@ func (r reader) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 	}
 	return items, nil
 }
+
+// Webhooks lists the box's webhook endpoints as the admin CLI shows them:
+// state and delivery fields, never a secret (issue 29's endpoint state in
+// the view).
+func (s *OwnerScope) Webhooks(ctx context.Context) ([]*WebhookInfo, error) {
+	return s.h.Admin().ListWebhooks(ctx, s.Box)
+}

@@ -145,6 +145,8 @@ type ViewBox struct {
 	// Requests the requests opened and answered in those hours.
 	Activity []int
 	Requests RequestActivity
+	// Webhooks are the box's endpoints and their state (webhooks.go).
+	Webhooks []ViewWebhook
 }
 
 // viewPos is a list position: the sort key of the last entry shown, in
@@ -235,6 +237,13 @@ func (v *Model) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 		return nil, err
 	}
 	if err := v.agents(ctx, out, at.Agents, msgs, names); err != nil {
+		return nil, err
+	}
+	agentNames := map[string]string{}
+	for _, a := range out.Agents {
+		agentNames[a.ID] = a.Name
+	}
+	if out.Webhooks, err = v.webhooks(ctx, agentNames); err != nil {
 		return nil, err
 	}
 	if err := v.spaces(ctx, out, at.Spaces); err != nil {
