@@ -55,26 +55,6 @@ const (
 // MaxWebhookURL bounds an endpoint URL's length.
 const MaxWebhookURL = 2048
 
-type webhookSecret struct {
-	Secret string `json:"secret"`
-	// Until is when an old secret stops signing; zero for the current one.
-	Until time.Time `json:"until,omitzero"`
-}
-
-type webhookRecord struct {
-	ID           string          `json:"id"`
-	BoxID        string          `json:"box_id"`
-	AgentID      string          `json:"agent_id"`
-	URL          string          `json:"url"`
-	Secrets      []webhookSecret `json:"secrets"`
-	Status       string          `json:"status"`
-	DeliveredSeq uint64          `json:"delivered_seq"`
-	FailingSince time.Time       `json:"failing_since,omitzero"`
-	LastStatus   int             `json:"last_status,omitempty"`
-	LastAttempt  time.Time       `json:"last_attempt,omitzero"`
-	CreatedAt    time.Time       `json:"created_at"`
-}
-
 // WebhookInfo is an endpoint as the admin CLI shows it; Secret is set only
 // by add and rotate-secret (shown once).
 type WebhookInfo struct {
@@ -99,11 +79,12 @@ const (
 	WebhookScopeBox   = "box"
 )
 
-func (r *webhookRecord) info() *WebhookInfo {
+// webhookInfo is an endpoint as the admin CLI shows it.
+func webhookInfo(r *table.Webhook) *WebhookInfo {
 	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, Scope: WebhookScopeAgent, URL: r.URL, Status: r.Status,
 		DeliveredSeq: strconv.FormatUint(r.DeliveredSeq, 10), Secrets: len(r.Secrets), LastStatus: r.LastStatus,
 		CreatedAt: timestamp(r.CreatedAt)}
-	if r.perBox() {
+	if r.PerBox() {
 		w.Scope, w.DeliveredSeq = WebhookScopeBox, ""
 	}
 	if !r.FailingSince.IsZero() {
@@ -114,9 +95,6 @@ func (r *webhookRecord) info() *WebhookInfo {
 	}
 	return w
 }
-
-// perBox reports a box endpoint.
-func (r *webhookRecord) perBox() bool { return r.AgentID == "" }
 
 func newWebhookSecret() string {
 	b := make([]byte, 32)
@@ -157,14 +135,14 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 		return nil, storageErr(err)
 	}
 	now := a.h.clock()
-	rec := &webhookRecord{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
-		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
+	rec := &table.Webhook{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
+		Secrets: []table.WebhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
 		DeliveredSeq: version(head), CreatedAt: now}
 	k := table.WebhookKey(rec.ID)
 	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
-	info := rec.info()
+	info := webhookInfo(rec)
 	info.Secret = rec.Secrets[0].Secret
 	return info, nil
 }
@@ -184,8 +162,8 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	rec := &webhookRecord{ID: uuid.NewString(), BoxID: box, URL: rawURL,
-		Secrets: []webhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive, CreatedAt: a.h.clock()}
+	rec := &table.Webhook{ID: uuid.NewString(), BoxID: box, URL: rawURL,
+		Secrets: []table.WebhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive, CreatedAt: a.h.clock()}
 	if err := a.h.advanceCursors(ctx, rec); err != nil {
 		return nil, err
 	}
@@ -193,7 +171,7 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
 	}
-	info := rec.info()
+	info := webhookInfo(rec)
 	info.Secret = rec.Secrets[0].Secret
 	return info, nil
 }
@@ -235,7 +213,7 @@ func (h *Hub) webhookCursors(ctx context.Context, endpoint string) (map[string]u
 // advanceCursors moves a box endpoint's cursor of every active agent of
 // its box up to the agent's inbox head (never down), so what is pending
 // now is dropped: for add and for enable.
-func (h *Hub) advanceCursors(ctx context.Context, r *webhookRecord) error {
+func (h *Hub) advanceCursors(ctx context.Context, r *table.Webhook) error {
 	agents, err := h.boxAgents(ctx, r.BoxID)
 	if err != nil {
 		return err
@@ -297,7 +275,7 @@ func (a *Admin) ListWebhooks(ctx context.Context, box string) ([]*WebhookInfo, e
 	out := []*WebhookInfo{}
 	for _, r := range recs {
 		if r.rec.BoxID == box {
-			out = append(out, r.rec.info())
+			out = append(out, webhookInfo(r.rec))
 		}
 	}
 	slices.SortFunc(out, func(x, y *WebhookInfo) int { return strings.Compare(x.CreatedAt+x.WebhookID, y.CreatedAt+y.WebhookID) })
@@ -311,18 +289,18 @@ func (a *Admin) RotateWebhookSecret(ctx context.Context, id string, overlap time
 		return nil, apperr.New(apperr.InvalidArgument, "overlap must be between 0 and 168h.")
 	}
 	var secret string
-	rec, err := a.updateWebhook(ctx, id, func(r *webhookRecord, now time.Time) {
+	rec, err := a.updateWebhook(ctx, id, func(r *table.Webhook, now time.Time) {
 		secret = newWebhookSecret()
-		kept := []webhookSecret{{Secret: secret}}
+		kept := []table.WebhookSecret{{Secret: secret}}
 		if overlap > 0 {
-			kept = append(kept, webhookSecret{Secret: r.Secrets[0].Secret, Until: now.Add(overlap)})
+			kept = append(kept, table.WebhookSecret{Secret: r.Secrets[0].Secret, Until: now.Add(overlap)})
 		}
 		r.Secrets = kept
 	})
 	if err != nil {
 		return nil, err
 	}
-	info := rec.info()
+	info := webhookInfo(rec)
 	info.Secret = secret
 	return info, nil
 }
@@ -337,7 +315,7 @@ func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*Web
 		if err != nil {
 			return nil, err
 		}
-		if rec.perBox() {
+		if rec.PerBox() {
 			if err := a.h.advanceCursors(ctx, rec); err != nil {
 				return nil, err
 			}
@@ -349,7 +327,7 @@ func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*Web
 			head = version(it)
 		}
 	}
-	rec, err := a.updateWebhook(ctx, id, func(r *webhookRecord, _ time.Time) {
+	rec, err := a.updateWebhook(ctx, id, func(r *table.Webhook, _ time.Time) {
 		if !on {
 			r.Status = WebhookDisabled
 			return
@@ -359,7 +337,7 @@ func (a *Admin) SetWebhookEnabled(ctx context.Context, id string, on bool) (*Web
 	if err != nil {
 		return nil, err
 	}
-	return rec.info(), nil
+	return webhookInfo(rec), nil
 }
 
 // RemoveWebhook deletes an endpoint.
@@ -390,11 +368,11 @@ func (a *Admin) RemoveWebhook(ctx context.Context, id string) error {
 	return nil
 }
 
-func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webhookRecord, time.Time)) (*webhookRecord, error) {
+func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*table.Webhook, time.Time)) (*table.Webhook, error) {
 	if err := uuidArg("webhook", &id); err != nil {
 		return nil, err
 	}
-	return retry(ctx, func() (*webhookRecord, error) {
+	return retry(ctx, func() (*table.Webhook, error) {
 		rec, ver, err := a.h.loadWebhook(ctx, id)
 		if err != nil {
 			return nil, err
@@ -410,7 +388,7 @@ func (a *Admin) updateWebhook(ctx context.Context, id string, change func(*webho
 }
 
 type versionedWebhook struct {
-	rec *webhookRecord
+	rec *table.Webhook
 	ver uint64
 }
 
@@ -421,7 +399,7 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 	}
 	out := make([]versionedWebhook, 0, len(items))
 	for _, it := range items {
-		r, err := table.Decode[webhookRecord](it)
+		r, err := table.Decode[table.Webhook](it)
 		if err != nil {
 			return nil, apperr.Normalize(err)
 		}
@@ -430,15 +408,15 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 	return out, nil
 }
 
-func (h *Hub) loadWebhook(ctx context.Context, id string) (*webhookRecord, uint64, error) {
-	r, it, err := get[webhookRecord](ctx, h.st, table.WebhookKey(id), apperr.Forbidden())
+func (h *Hub) loadWebhook(ctx context.Context, id string) (*table.Webhook, uint64, error) {
+	r, it, err := get[table.Webhook](ctx, h.st, table.WebhookKey(id), apperr.Forbidden())
 	if err != nil {
 		return nil, 0, err
 	}
 	return r, it.Version, nil
 }
 
-func (h *Hub) putWebhook(ctx context.Context, r *webhookRecord, ver uint64) error {
+func (h *Hub) putWebhook(ctx context.Context, r *table.Webhook, ver uint64) error {
 	k := table.WebhookKey(r.ID)
 	return h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: ver + 1, Data: table.Encode(r)}, store.AtVersion(ver))})
 }
@@ -474,7 +452,7 @@ func (h *Hub) WebhookTargets(ctx context.Context) ([]WebhookTarget, error) {
 				t.Secrets = append(t.Secrets, s.Secret)
 			}
 		}
-		if !r.perBox() {
+		if !r.PerBox() {
 			out = append(out, t)
 			continue
 		}
@@ -558,7 +536,7 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 		if err != nil {
 			return err
 		}
-		if r.perBox() {
+		if r.PerBox() {
 			if o.AgentID == "" {
 				return apperr.New(apperr.InvalidArgument, "A box endpoint's outcome names its agent.")
 			}
@@ -575,7 +553,7 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 		now := h.clock()
 		r.LastStatus, r.LastAttempt = o.Status, now
 		switch {
-		case o.Delivered && r.perBox():
+		case o.Delivered && r.PerBox():
 			r.FailingSince = time.Time{}
 		case o.Delivered:
 			r.DeliveredSeq, r.FailingSince = max(r.DeliveredSeq, o.Seq), time.Time{}

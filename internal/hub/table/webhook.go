@@ -1,6 +1,10 @@
 package table
 
-import "github.com/agentbox/agentbox/internal/store"
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/store"
+)
 
 // WebhookPartition holds every webhook endpoint: endpoints are few and
 // written by the owner and the dispatcher only, so one Query reads them all.
@@ -29,3 +33,32 @@ func WebhookCursorKey(endpoint, agent string) store.Key {
 func WebhookCursorsPrefix(endpoint string) (pk, prefix string) {
 	return WebhookPartition, WebhookCursorPrefix + endpoint + "#"
 }
+
+// WebhookSecret is one signing secret of an endpoint.
+type WebhookSecret struct {
+	Secret string `json:"secret"`
+	// Until is when an old secret stops signing; zero for the current one.
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Webhook is an endpoint (WebhookKey): an agent endpoint serves one
+// agent's inbox and keeps its delivered seq here; a box endpoint (AgentID
+// empty) serves every agent of its box and keeps one cursor per agent
+// (WebhookCursorKey). Secrets[0] is the current secret; a second one signs
+// too until its Until, during a rotation's overlap.
+type Webhook struct {
+	ID           string          `json:"id"`
+	BoxID        string          `json:"box_id"`
+	AgentID      string          `json:"agent_id"`
+	URL          string          `json:"url"`
+	Secrets      []WebhookSecret `json:"secrets"`
+	Status       string          `json:"status"`
+	DeliveredSeq uint64          `json:"delivered_seq"`
+	FailingSince time.Time       `json:"failing_since,omitzero"`
+	LastStatus   int             `json:"last_status,omitempty"`
+	LastAttempt  time.Time       `json:"last_attempt,omitzero"`
+	CreatedAt    time.Time       `json:"created_at"`
+}
+
+// PerBox reports a box endpoint (no agent: its cursors are per agent).
+func (r *Webhook) PerBox() bool { return r.AgentID == "" }
