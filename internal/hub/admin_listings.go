@@ -18,7 +18,8 @@ package hub
 // nothing left to move.
 //
 // The same command puts messages with requests sent before the box's
-// requests index existed (keys.go, table.BoxRequestsIndex) on it.
+// requests index existed (table.BoxRequestsIndex) on it. The old shapes
+// and how each is recognised are table's (legacy.go).
 
 import (
 	"context"
@@ -61,8 +62,8 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 	}
 	var spaces []string
 	err = a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(box)}, func(it *store.Item) error {
-		if it.SK == table.SpaceKey("").SK { // the space item itself: the old shape
-			spaces = append(spaces, strings.TrimPrefix(it.PK, table.SpaceKey("").PK))
+		if id, ok := table.OldSpaceEntry(it); ok {
+			spaces = append(spaces, id)
 		}
 		return nil
 	})
@@ -84,8 +85,8 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 	}
 	var cards []string
 	err = a.eachEntry(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(box)}, func(it *store.Item) error {
-		if it.SK == table.CardKey("").SK {
-			cards = append(cards, strings.TrimPrefix(it.PK, table.CardKey("").PK))
+		if agent, ok := table.OldCardEntry(it); ok {
+			cards = append(cards, agent)
 		}
 		return nil
 	})
@@ -168,7 +169,7 @@ func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []
 		if err != nil {
 			return false, storageErr(err)
 		}
-		if it == nil || it.GSI1PK != "" {
+		if !table.OldRequestPointer(it) {
 			return false, nil
 		}
 		p, err := table.Decode[table.Pointer](it)
@@ -267,7 +268,7 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 			return false, storageErr(err)
 		}
 		it := got[0]
-		if it == nil || (it.GSI1PK == "" && got[1] != nil) {
+		if !table.OldSpace(it, got[1]) {
 			return false, nil
 		}
 		rec, err := table.Decode[table.Space](it)
@@ -295,7 +296,7 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 			return false, storageErr(err)
 		}
 		cardIt, agentIt := got[0], got[1]
-		if cardIt == nil || cardIt.GSI2PK == "" || agentIt == nil {
+		if !table.OldCard(cardIt) || agentIt == nil {
 			return false, nil
 		}
 		card, err := table.Decode[table.Card](cardIt)

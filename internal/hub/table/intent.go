@@ -12,11 +12,6 @@ import (
 // IntentKey is an open intent (Version = steps applied).
 func IntentKey(id string) store.Key { return store.Key{PK: "intent#" + id, SK: "intent"} }
 
-// IntentIndex is the GSI1 partition that listed every open intent before
-// the index was sharded; the sweep still reads it, for intents opened by
-// an earlier version.
-const IntentIndex = "intents#open"
-
 // IntentShards is how many GSI1 partitions list open intents. A box's
 // intents all go to one of them (IntentShard), so one busy box never
 // shares its index partition with every other box, and the sweep reads

@@ -27,12 +27,6 @@ func SeenSortKey(lastSeen time.Time, id string) string {
 	return fmt.Sprintf("%020d#%s", lastSeen.UnixNano(), id)
 }
 
-// ReceiptKey is a receipt of one row as written before a session's
-// receipts became one item (ReceiptsKey); inbox_ack still honours them.
-func ReceiptKey(session string, inboxSeq uint64) store.Key {
-	return store.Key{PK: "ses#" + session, SK: "rcpt#" + SeqKey(inboxSeq)}
-}
-
 // Session is a durable session. AgentID is empty for an MCP session
 // opened at initialize without a bearer key; the first authenticated
 // agent_prime binds it, once.

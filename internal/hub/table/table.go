@@ -76,7 +76,9 @@
 //
 // Sequences are fixed-width (SeqKey, TimeKey), names sort by OrderKey
 // (collate.go), records encode with Encode and decode with Decode
-// (codec.go).
+// (codec.go). The old shapes still read (the unsharded intents index,
+// one-row receipts, the listing shapes migrate-listings moves) are in
+// legacy.go, each with what reads it and when it can go.
 package table
 
 import "github.com/agentbox/agentbox/internal/store"
