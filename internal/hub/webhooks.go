@@ -529,26 +529,23 @@ type WebhookOutcome struct {
 // delivery fields change (read, modify, CAS, retried), so an owner's
 // concurrent change (disable, rotate) is kept.
 func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) error {
-	if o.Delivered {
-		// A box endpoint's delivered seq is its agent's cursor (moved
-		// first, on its own CAS); the endpoint keeps the attempt's fields.
-		r, _, err := h.loadWebhook(ctx, id)
-		if err != nil {
-			return err
-		}
-		if r.PerBox() {
-			if o.AgentID == "" {
-				return apperr.New(apperr.InvalidArgument, "A box endpoint's outcome names its agent.")
-			}
-			if err := h.moveCursor(ctx, r.ID, o.AgentID, o.Seq); err != nil {
-				return err
-			}
-		}
-	}
+	moved := false
 	_, err := retry(ctx, func() (struct{}, error) {
 		r, ver, err := h.loadWebhook(ctx, id)
 		if err != nil {
 			return struct{}{}, err
+		}
+		if o.Delivered && r.PerBox() && !moved {
+			// A box endpoint's delivered seq is its agent's cursor (moved
+			// once, on its own CAS); the endpoint keeps the attempt's
+			// fields. Read from the same load: no extra round trip.
+			if o.AgentID == "" {
+				return struct{}{}, apperr.New(apperr.InvalidArgument, "A box endpoint's outcome names its agent.")
+			}
+			if err := h.moveCursor(ctx, r.ID, o.AgentID, o.Seq); err != nil {
+				return struct{}{}, err
+			}
+			moved = true
 		}
 		now := h.clock()
 		r.LastStatus, r.LastAttempt = o.Status, now
