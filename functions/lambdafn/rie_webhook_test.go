@@ -28,15 +28,9 @@ import (
 // TestDeliverAgentsRetries, TestStreamAgents here).
 func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
-	tab := newEmulatorTable(t)
+	tab, recv, hits := webhookTable(t)
 	alice, bob := tab.Alice, tab.Bob
-	var hits atomic.Int64
-	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
-	defer recv.Close()
 	ctx := context.Background()
-	if _, err := tab.h.Admin().AddWebhook(ctx, bob.AgentID, recv.URL+"/wake"); err != nil {
-		t.Fatal(err)
-	}
 	cr := hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}
 	p, err := tab.h.Prime(ctx, cr, hub.PrimeInput{})
 	if err != nil {
@@ -83,15 +77,9 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 // an event of another kind fails without an attempt.
 func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
 	rie, bootstrap := binaries(t)
-	tab := newEmulatorTable(t)
+	tab, _, hits := webhookTable(t)
 	alice, bob := tab.Alice, tab.Bob
-	var hits atomic.Int64
-	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
-	defer recv.Close()
 	ctx := context.Background()
-	if _, err := tab.h.Admin().AddWebhook(ctx, bob.AgentID, recv.URL+"/wake"); err != nil {
-		t.Fatal(err)
-	}
 	emu := startEmulator(t, rie, lambdafn.WebhookFunction, bootstrap, functionEnv(tab.table, tab.endpoint, lambdafn.WebhookFunction))
 	invoke := func(body string) string {
 		t.Helper()
@@ -134,4 +122,19 @@ func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].LastAttempt == "" || list[0].DeliveredSeq != "0" {
 		t.Errorf("after the scheduled pass the endpoint = %+v, %v; want an attempt recorded, nothing delivered", list, err)
 	}
+}
+
+// webhookTable is an emulator table whose bob has an endpoint on a
+// loopback TLS receiver; hits counts what reaches it (the guard must let
+// nothing through).
+func webhookTable(t *testing.T) (*emulatorTable, *httptest.Server, *atomic.Int64) {
+	t.Helper()
+	tab := newEmulatorTable(t)
+	hits := &atomic.Int64{}
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(recv.Close)
+	if _, err := tab.h.Admin().AddWebhook(context.Background(), tab.Bob.AgentID, recv.URL+"/wake"); err != nil {
+		t.Fatal(err)
+	}
+	return tab, recv, hits
 }
