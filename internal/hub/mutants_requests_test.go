@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -151,6 +152,76 @@ func TestRequestsListReadsWhatThePageNeeds(t *testing.T) {
 		}
 		if limits := ql.take(); !slices.Equal(limits, []int{20, 16}) {
 			t.Errorf("RequestsList(accepted, limit 20) read the index with limits %v, want [20 16] (what the page still needs, at least 16)", limits)
+		}
+	})
+}
+
+// TestRequestsListFullPageReadsNoMore: a page that fills on an index
+// read's last entry asks for no further read: 25 requests to bob, a page
+// of 20 reads 20 entries once and continues with next_cursor.
+func TestRequestsListFullPageReadsNoMore(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var ql *queryLimits
+		r := setupReq(newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool { return q.Index == store.GSI1 })))
+		for i := range 25 {
+			r.request(fmt.Sprintf("task %d", i), r.b)
+			r.clock.Advance(time.Millisecond)
+		}
+		ql.take()
+		out, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Limit: 20})
+		if err != nil {
+			t.Fatalf("RequestsList: %v", err)
+		}
+		if len(out.Requests) != 20 || out.NextCursor == "" {
+			t.Fatalf("RequestsList(limit 20) of 25 = %d requests, next cursor %t; want 20 and a next cursor", len(out.Requests), out.NextCursor != "")
+		}
+		if limits := ql.take(); !slices.Equal(limits, []int{20}) {
+			t.Errorf("RequestsList(limit 20) read the index with limits %v, want [20] (a full page reads no more)", limits)
+		}
+	})
+}
+
+// TestRequestsListStatusFilter: the status filter takes the five states
+// and recipient_removed, and refuses anything else.
+func TestRequestsListStatusFilter(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		r.request("one ask", r.b)
+		for _, status := range []string{hub.StatusOpen, hub.StatusAccepted, hub.StatusNeedsContext, hub.StatusDeclined, hub.StatusResultReady, hub.StatusRecipientRemoved} {
+			if _, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Status: status}); err != nil {
+				t.Errorf("RequestsList(status %s): %v", status, err)
+			}
+		}
+		for _, status := range []string{"bogus", "OPEN", "removed"} {
+			_, err := r.h.RequestsList(r.ctx, r.crB, hub.RequestsListInput{Direction: hub.DirectionIncoming, Status: status})
+			wantCode(t, "RequestsList(status "+status+")", err, apperr.InvalidArgument)
+		}
+	})
+}
+
+// TestRequestRespondAmendsAttention: the attention summary a declaration
+// returns counts the request it answered: bob has two open requests; his
+// first declaration on one reports 1 open, a correction of it still 1.
+func TestRequestRespondAmendsAttention(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReqFixture(t, ad)
+		first := r.request("first ask", r.b)
+		r.request("second ask", r.b)
+		for _, tc := range []struct {
+			name, key, status string
+			rev               hub.Revision
+		}{{"declaration", "d1", hub.StatusAccepted, 0}, {"correction", "d2", hub.StatusDeclined, 1}} {
+			cr := r.crB
+			cr.Info = &hub.CallInfo{}
+			if _, err := respond(r.fixture, cr, tc.key, first.MessageID, tc.rev, tc.status); err != nil {
+				t.Fatalf("RequestRespond(%s): %v", tc.name, err)
+			}
+			if a := cr.Info.Attention; a == nil || a.OpenRequestCount != 1 {
+				t.Errorf("RequestRespond(%s): the call's attention summary = %+v, want open_request_count 1", tc.name, a)
+			}
+			if got := openCount(t, r.fixture, r.b); got != 1 {
+				t.Errorf("after the %s: open_request_count %d, want 1", tc.name, got)
+			}
 		}
 	})
 }
