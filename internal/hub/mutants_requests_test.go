@@ -225,3 +225,34 @@ func TestRequestRespondAmendsAttention(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestRespondInDMEitherSide: a reply to a DM request goes back to
+// the requester whichever side of the DM pair the respondent is on (the
+// pair is stored sorted, and random agent ids would otherwise test one
+// side or the other from run to run): alice asks bob, bob asks alice.
+func TestRequestRespondInDMEitherSide(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		for _, tc := range []struct {
+			name       string
+			from, to   hub.Credentials
+			fromA, toA *hub.AgentInfo
+		}{{"alice asks bob", crA, crB, f.a, f.b}, {"bob asks alice", crB, crA, f.b, f.a}} {
+			sent, err := f.h.MessageSend(f.ctx, tc.from, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "ask " + tc.name},
+				Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: tc.toA.AgentID}, BodyMD: "can you?",
+				Requests: []string{tc.toA.AgentID}})
+			if err != nil {
+				t.Fatalf("%s: MessageSend(DM request): %v", tc.name, err)
+			}
+			out, err := respond(f, tc.to, "answer "+tc.name, sent.MessageID, 0, hub.StatusAccepted)
+			if err != nil {
+				t.Fatalf("%s: RequestRespond: %v", tc.name, err)
+			}
+			got, err := f.h.MessageGet(f.ctx, tc.from, hub.MessageGetInput{MessageID: out.Reply.MessageID})
+			if err != nil || got.Message.Destination.Kind != hub.KindDM || got.Message.Destination.RecipientAgentID != tc.fromA.AgentID {
+				t.Errorf("%s: reply = %+v, %v; want a DM to the requester", tc.name, got, err)
+			}
+		}
+	})
+}
