@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -69,5 +70,34 @@ func TestIntentLeftForTheSweepIsLogged(t *testing.T) {
 		if n := strings.Count(logs.String(), warning); n != 1 || !strings.Contains(logs.String(), `"level":"WARN"`) {
 			t.Errorf("an ACK whose intent could not finish logged %d warnings, want 1:\n%s", n, logs.String())
 		}
+	})
+}
+
+// outOfRangeFailure answers, while armed, every write with a condition
+// failure naming an operation the write does not have: a store breaking
+// its contract, which no real adapter does (a fault for a wrapper).
+type outOfRangeFailure struct {
+	store.Store
+	armed atomic.Bool
+}
+
+func (s *outOfRangeFailure) Write(ctx context.Context, ops []store.Op) error {
+	if s.armed.Load() {
+		return &store.ConditionFailedError{Index: len(ops), Failed: []int{len(ops)}}
+	}
+	return s.Store.Write(ctx, ops)
+}
+
+// TestWriteFailureOutOfRange: a condition failure that names no operation
+// of the write is STORAGE_FAILURE, never a panic or another op's answer.
+func TestWriteFailureOutOfRange(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var w *outOfRangeFailure
+		f := newFixture(t, ad, func(s store.Store) store.Store { w = &outOfRangeFailure{Store: s}; return w })
+		cr := f.prime(f.a)
+		w.armed.Store(true)
+		_, err := f.h.MessageSend(f.ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "dm"},
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "hello"})
+		wantCode(t, "MessageSend(a failure index past the write)", err, apperr.StorageFailure)
 	})
 }
