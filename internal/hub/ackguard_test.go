@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -76,24 +75,8 @@ func TestAckRowGuards(t *testing.T) {
 		forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 			var b *writeBarrier
 			f := newFixture(t, ad, func(s store.Store) store.Store { return &noSequencer{Store: s} }, withBarrier(&b))
-			ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 10)
-			crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-			for _, cr := range crs {
-				ibListAll(f, cr, hub.FilterUnread)
-			}
-			outs := make([]*hub.InboxAckOutput, 2)
-			b.arm(2)
-			var wg sync.WaitGroup
-			for i := range 2 {
-				wg.Go(func() {
-					out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), ibSeqs(1, 10)...)
-					if err != nil {
-						t.Errorf("session %d: InboxAck: %v", i, err)
-					}
-					outs[i] = out
-				})
-			}
-			wg.Wait()
+			crs := ibShownTwice(f, 10)
+			outs := ibAcksAtOnce(f, b, crs, [][]uint64{ibSeqs(1, 10), ibSeqs(1, 10)})
 			if t.Failed() {
 				return
 			}
@@ -108,11 +91,7 @@ func TestAckRowGuards(t *testing.T) {
 		forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 			ns := &noSequencer{}
 			f := newFixture(t, ad, func(s store.Store) store.Store { ns.Store = s; return ns })
-			ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 100)
-			crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-			for _, cr := range crs {
-				ibListAll(f, cr, hub.FilterUnread)
-			}
+			crs := ibShownTwice(f, 100)
 			// The first write touching row 91 is the intent's step (the
 			// first ACK write holds rows 1..90): just before it, the
 			// other session ACKs rows 91..100.

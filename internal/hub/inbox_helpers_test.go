@@ -17,14 +17,12 @@ import (
 
 // ibDM sends a DM from cr to agent.
 func ibDM(f *fixture, cr hub.Credentials, key, to, body string) (*hub.MessageSendOutput, error) {
-	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-		Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to}, BodyMD: body})
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key}, Destination: toDM(to), BodyMD: body})
 }
 
 // ibPost posts in a room.
 func ibPost(f *fixture, cr hub.Credentials, key, room, body string) (*hub.MessageSendOutput, error) {
-	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-		Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room}, BodyMD: body})
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key}, Destination: toRoom(room), BodyMD: body})
 }
 
 // ibSend sends as a client does: a TEMPORARILY_UNAVAILABLE (nothing
@@ -72,6 +70,33 @@ func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
 		}
 		cur = out.NextCursor
 	}
+}
+
+// ibShownTwice sends n DMs from a to b and returns two sessions of b that
+// have each listed them all, so that either may ACK every row.
+func ibShownTwice(f *fixture, n int) []hub.Credentials {
+	f.t.Helper()
+	ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, n)
+	crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
+	for _, cr := range crs {
+		ibListAll(f, cr, hub.FilterUnread)
+	}
+	return crs
+}
+
+// ibAcksAtOnce has session crs[i] ACK batches[i] under key "ack-i", all at
+// once with every read before any write (b), and returns their outputs. A
+// failed ACK fails the test (its output is nil).
+func ibAcksAtOnce(f *fixture, b armer, crs []hub.Credentials, batches [][]uint64) []*hub.InboxAckOutput {
+	outs := make([]*hub.InboxAckOutput, len(crs))
+	atOnce(b, len(crs), func(i int) {
+		out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), batches[i]...)
+		if err != nil {
+			f.t.Errorf("session %d: InboxAck: %v", i, err)
+		}
+		outs[i] = out
+	})
+	return outs
 }
 
 // ibAck acknowledges seqs.

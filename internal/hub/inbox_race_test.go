@@ -185,27 +185,9 @@ func TestInboxAckRace(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				var b *writeBarrier
 				f := newFixture(t, ad, withBarrier(&b))
-				ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, int(tc.rows))
-				crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-				for _, cr := range crs {
-					ibListAll(f, cr, hub.FilterUnread)
-				}
+				crs := ibShownTwice(f, int(tc.rows))
 				batches := [][]uint64{ibSeqs(tc.one[0], tc.one[1]), ibSeqs(tc.other[0], tc.other[1])}
-				outs := make([]*hub.InboxAckOutput, 2)
-				b.arm(2)
-				var wg sync.WaitGroup
-				for i := range 2 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), batches[i]...)
-						if err != nil {
-							t.Errorf("session %d: InboxAck: %v", i, err)
-						}
-						outs[i] = out
-					}()
-				}
-				wg.Wait()
+				outs := ibAcksAtOnce(f, b, crs, batches)
 				if t.Failed() {
 					return
 				}
@@ -293,7 +275,7 @@ func TestInboxCountsMatchRecount(t *testing.T) {
 				_, err = ibDM(f, crA, fmt.Sprintf("d%d", step), f.b.AgentID, "hi")
 			case 1:
 				in := hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("p%d", step)},
-					Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "post"}
+					Destination: toRoom(room.RoomID), BodyMD: "post"}
 				if rng.IntN(2) == 0 {
 					in.Mentions = []string{f.b.AgentID}
 				}

@@ -63,7 +63,7 @@ func TestInboxWait(t *testing.T) {
 				}
 				sentAt := time.Now()
 				sent, err := sender.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "w"},
-					Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "wake up"})
+					Destination: toDM(f.b.AgentID), BodyMD: "wake up"})
 				if err != nil {
 					t.Fatalf("MessageSend: %v", err)
 				}
@@ -107,15 +107,12 @@ func TestInboxWait(t *testing.T) {
 func TestInboxRoomsLeft(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.roomOfAliceAndBob()
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		send := func(key string, mentions ...string) {
 			t.Helper()
 			if _, err := ibSend(f, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-				Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "secret " + key,
-				Mentions: mentions}); err != nil {
+				Destination: toRoom(room.RoomID), BodyMD: "secret " + key, Mentions: mentions}); err != nil {
 				t.Fatalf("MessageSend(%s): %v", key, err)
 			}
 		}
@@ -283,15 +280,15 @@ func TestInboxRowSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("MessageSend(root): %v", err)
 		}
-		if _, err := ibSend(f, crW, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m"},
-			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: strings.Repeat("b", 16000),
-			Mentions: []string{f.b.AgentID}}); err != nil {
-			t.Fatalf("MessageSend(mention): %v", err)
-		}
-		if _, err := ibSend(f, crW, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "r"},
-			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: strings.Repeat("b", 16000),
-			Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID}, ReplyTo: root.MessageID}); err != nil {
-			t.Fatalf("MessageSend(reply): %v", err)
+		for _, in := range []hub.MessageSendInput{
+			{Mutation: hub.Mutation{IdempotencyKey: "mention"}, Mentions: []string{f.b.AgentID}},
+			{Mutation: hub.Mutation{IdempotencyKey: "reply"}, Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID},
+				ReplyTo: root.MessageID},
+		} {
+			in.Destination, in.BodyMD = toRoom(room.RoomID), strings.Repeat("b", 16000)
+			if _, err := ibSend(f, crW, in); err != nil {
+				t.Fatalf("MessageSend(%s): %v", in.IdempotencyKey, err)
+			}
 		}
 		rows := ibListAll(f, crB, hub.FilterUnread)
 		if len(rows) != 3 || rows[0].Message == nil || rows[1].Message == nil || rows[2].Message == nil ||
