@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -40,9 +42,20 @@ func ibSend(f *fixture, cr hub.Credentials, in hub.MessageSendInput) (*hub.Messa
 // ibMustDMs sends n DMs from cr to agent and returns their message ids.
 func ibMustDMs(f *fixture, cr hub.Credentials, prefix, to string, n int) []string {
 	f.t.Helper()
+	return ibMustDMsOf(f, cr, prefix, to, "", n)
+}
+
+// ibMustDMsOf is ibMustDMs with every body body (when not empty; the
+// bodies are "prefix i" otherwise).
+func ibMustDMsOf(f *fixture, cr hub.Credentials, prefix, to, body string, n int) []string {
+	f.t.Helper()
 	ids := make([]string, n)
 	for i := range n {
-		out, err := ibDM(f, cr, fmt.Sprintf("%s-%d", prefix, i), to, fmt.Sprintf("%s %d", prefix, i))
+		b := body
+		if b == "" {
+			b = fmt.Sprintf("%s %d", prefix, i)
+		}
+		out, err := ibDM(f, cr, fmt.Sprintf("%s-%d", prefix, i), to, b)
 		if err != nil {
 			f.t.Fatalf("MessageSend(%s %d): %v", prefix, i, err)
 		}
@@ -211,4 +224,31 @@ func (g *headGets) Get(ctx context.Context, k store.Key) (*store.Item, error) {
 		}
 	}
 	return it, err
+}
+
+// opCounter counts the store's range queries (n), the inbox rows they
+// return (inboxRows: what a listing scans), and its writes.
+type opCounter struct {
+	store.Store
+	n, inboxRows, writes atomic.Int64
+}
+
+func (c *opCounter) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
+	c.n.Add(1)
+	items, err := c.Store.Query(ctx, q)
+	for _, it := range items {
+		if len(it.SK) > len("inbox#") && strings.HasPrefix(it.SK, "inbox#") {
+			c.inboxRows.Add(1)
+		}
+	}
+	return items, err
+}
+
+func (c *opCounter) Write(ctx context.Context, ops []store.Op) error {
+	c.writes.Add(1)
+	return c.Store.Write(ctx, ops)
+}
+
+func withOpCounter(c **opCounter) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *c = &opCounter{Store: s}; return *c }
 }
