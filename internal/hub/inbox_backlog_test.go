@@ -116,15 +116,9 @@ func ibCopyInbox(t *testing.T, items []*store.Item, src, dst *fixture) {
 func TestInboxLongAckedHistory(t *testing.T) {
 	t.Parallel()
 	const history = 10_000
-	wrap := func() (*headGets, *opCounter, []func(store.Store) store.Store) {
-		g := &headGets{seen: make(chan struct{}, 1)}
-		rr := &opCounter{}
-		return g, rr, []func(store.Store) store.Store{
-			func(s store.Store) store.Store { rr.Store = s; return rr },
-			func(s store.Store) store.Store { g.Store = s; return g }}
-	}
-	g0, rr0, w0 := wrap()
-	src := newFixture(t, boltAdapter(), w0...)
+	var g0 *headGets
+	var rr0 *opCounter
+	src := newFixture(t, boltAdapter(), withOpCounter(&rr0), withHeadGets(&g0))
 	ibBacklog(src, history)
 	stored := ibInboxItems(t, src)
 	// The adapters one after the other: the embedded run uses src itself,
@@ -132,9 +126,7 @@ func TestInboxLongAckedHistory(t *testing.T) {
 	forEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
 		f, g, rr := src, g0, rr0
 		if ad.Name != "bolt" {
-			var w []func(store.Store) store.Store
-			g, rr, w = wrap()
-			f = newFixture(t, ad, w...)
+			f = newFixture(t, ad, withOpCounter(&rr), withHeadGets(&g))
 			ibCopyInbox(t, stored, src, f)
 		}
 		f.t = t

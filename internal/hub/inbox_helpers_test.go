@@ -215,6 +215,10 @@ type headGets struct {
 	seen chan struct{}
 }
 
+func withHeadGets(g **headGets) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *g = &headGets{Store: s, seen: make(chan struct{}, 1)}; return *g }
+}
+
 func (g *headGets) Get(ctx context.Context, k store.Key) (*store.Item, error) {
 	it, err := g.Store.Get(ctx, k)
 	if k.SK == "inbox" {
