@@ -121,7 +121,7 @@ func ibAck(f *fixture, cr hub.Credentials, key string, seqs ...uint64) (*hub.Inb
 	return f.h.InboxAck(f.ctx, cr, in)
 }
 
-// ibSeqs returns 1..n.
+// ibSeqs returns lo..hi.
 func ibSeqs(lo, hi uint64) []uint64 {
 	var s []uint64
 	for i := lo; i <= hi; i++ {

@@ -18,7 +18,7 @@ func TestInboxLoop(t *testing.T) {
 		f := newFixture(t, ad)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		sent, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
-			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "hello"})
+			Destination: toDM(f.b.AgentID), BodyMD: "hello"})
 		if err != nil || sent.AttentionCount != 1 || sent.StreamSeq != 1 {
 			t.Fatalf("MessageSend = %+v, %v; want seq 1 with one attention row", sent, err)
 		}
@@ -34,11 +34,9 @@ func TestInboxLoop(t *testing.T) {
 		}
 		// Another session has no receipt: it may not ACK.
 		crB2 := f.prime(f.b)
-		_, err = f.h.InboxAck(f.ctx, crB2, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "a0"},
-			InboxSeqs: []hub.Revision{list.Rows[0].InboxSeq}})
+		_, err = ibAck(f, crB2, "a0", uint64(list.Rows[0].InboxSeq))
 		wantCode(t, "InboxAck without a receipt", err, apperr.InvalidArgument)
-		ack, err := f.h.InboxAck(f.ctx, crB, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "a1"},
-			InboxSeqs: []hub.Revision{list.Rows[0].InboxSeq}})
+		ack, err := ibAck(f, crB, "a1", uint64(list.Rows[0].InboxSeq))
 		if err != nil || ack.Acked != 1 || ack.Results[0].Status != "acked" {
 			t.Fatalf("InboxAck = %+v, %v; want acked", ack, err)
 		}
