@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -76,24 +75,8 @@ func TestAckRowGuards(t *testing.T) {
 		forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 			var b *writeBarrier
 			f := newFixture(t, ad, func(s store.Store) store.Store { return &noSequencer{Store: s} }, withBarrier(&b))
-			ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 10)
-			crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-			for _, cr := range crs {
-				ibListAll(f, cr, hub.FilterUnread)
-			}
-			outs := make([]*hub.InboxAckOutput, 2)
-			b.arm(2)
-			var wg sync.WaitGroup
-			for i := range 2 {
-				wg.Go(func() {
-					out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), ibSeqs(1, 10)...)
-					if err != nil {
-						t.Errorf("session %d: InboxAck: %v", i, err)
-					}
-					outs[i] = out
-				})
-			}
-			wg.Wait()
+			crs := ibShownTwice(f, 10)
+			outs := ibAcksAtOnce(f, b, crs, [][]uint64{ibSeqs(1, 10), ibSeqs(1, 10)})
 			if t.Failed() {
 				return
 			}
@@ -108,11 +91,7 @@ func TestAckRowGuards(t *testing.T) {
 		forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 			ns := &noSequencer{}
 			f := newFixture(t, ad, func(s store.Store) store.Store { ns.Store = s; return ns })
-			ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 100)
-			crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-			for _, cr := range crs {
-				ibListAll(f, cr, hub.FilterUnread)
-			}
+			crs := ibShownTwice(f, 100)
 			// The first write touching row 91 is the intent's step (the
 			// first ACK write holds rows 1..90): just before it, the
 			// other session ACKs rows 91..100.
@@ -155,6 +134,57 @@ func TestAckRowGuards(t *testing.T) {
 			wantAckedOnce(t, f, 100, 100)
 		})
 	})
+}
+
+// TestInboxAckCrashBetweenChunks crashes an ACK of 100 rows after its
+// first write (90 rows and the intent): a retry with the same key, or the
+// sweep, finishes it; every row is acknowledged once and the count is
+// exact.
+func TestInboxAckCrashBetweenChunks(t *testing.T) {
+	for _, finisher := range []string{"retry", "sweep"} {
+		t.Run(finisher, func(t *testing.T) {
+			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+				var fw *failingWrites
+				f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrites{Store: s}; return fw })
+				ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 100)
+				crB := f.prime(f.b)
+				ibListAll(f, crB, hub.FilterUnread)
+				fw.arm(1)
+				out, err := ibAck(f, crB, "big", ibSeqs(1, 100)...)
+				fw.disarm()
+				if err != nil || out.Acked != 100 {
+					t.Fatalf("InboxAck(100) crashing after its first write = %+v, %v; want the committed receipt of 100", out, err)
+				}
+				_, unread := ibRecount(f, f.b.AgentID)
+				if unread != 10 {
+					t.Fatalf("after the crash %d rows unacknowledged, want 10 (the crash is not simulated)", unread)
+				}
+				switch finisher {
+				case "retry":
+					again, err := ibAck(f, crB, "big", ibSeqs(1, 100)...)
+					if err != nil || !again.Replayed || again.Acked != 100 {
+						t.Fatalf("retry = %+v, %v; want the original receipt", again, err)
+					}
+				case "sweep":
+					n, err := f.h.Sweep(f.ctx, 0, 10)
+					if err != nil || n != 1 {
+						t.Fatalf("Sweep = %d, %v; want the ACK's intent finished", n, err)
+					}
+				}
+				for _, r := range ibStoredRows(f, f.b.AgentID) {
+					if r.AckedBy != crB.SessionID {
+						t.Errorf("row %d acknowledged by %q, want %q", r.Seq, r.AckedBy, crB.SessionID)
+					}
+				}
+				if got := ibUnread(f, f.b); got != 0 {
+					t.Errorf("unread after the ACK completed = %d, want 0", got)
+				}
+				if n, err := f.h.Sweep(f.ctx, 0, 10); err != nil || n != 0 {
+					t.Errorf("Sweep after completion = %d, %v; want nothing left", n, err)
+				}
+			})
+		})
+	}
 }
 
 // wantAckedOnce checks bob's stored inbox: rows written, every one

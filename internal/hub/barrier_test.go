@@ -62,6 +62,27 @@ func withBarrier(b **writeBarrier) func(store.Store) store.Store {
 	}
 }
 
+// armer is a store wrapper that can hold the next n writes until all n
+// have arrived (writeBarrier, conflictingWrite).
+type armer interface{ arm(n int) }
+
+// atOnce arms b for n writes and runs call(0) … call(n-1) at once, each in
+// its own goroutine, so that the n calls all read before any of them
+// writes; it returns when every call has.
+func atOnce(b armer, n int, call func(i int)) {
+	b.arm(n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			call(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
 // race runs n calls at once, all reading before any writes (b), and
 // classifies the outcomes: exactly one winner is wanted, and every loser
 // must answer REVISION_CONFLICT with current. Both test engines isolate
@@ -73,20 +94,8 @@ func withBarrier(b **writeBarrier) func(store.Store) store.Store {
 // winner's index.
 func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int) error) (winner int) {
 	t.Helper()
-	b.arm(n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = call(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	atOnce(b, n, func(i int) { errs[i] = call(i) })
 	winner = -1
 	for i, err := range errs {
 		switch e, _ := apperr.As(err); {
@@ -109,10 +118,6 @@ func race(t *testing.T, b *writeBarrier, n int, current uint64, call func(i int)
 	return winner
 }
 
-// armer is a store wrapper that can hold the next n writes until all n
-// have arrived (writeBarrier, conflictingWrite).
-type armer interface{ arm(n int) }
-
 // duplicates runs n calls of one mutation with one key at once, all reading
 // before any writes (b), so that none can answer from the record in its
 // first read: one must take effect and every other must lose the write on
@@ -121,19 +126,9 @@ type armer interface{ arm(n int) }
 // retries an engine conflict. call reports whether its answer was a replay.
 func duplicates(t *testing.T, b armer, n int, call func() (replayed bool, err error)) {
 	t.Helper()
-	b.arm(n)
 	replayed := make([]bool, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			replayed[i], errs[i] = call()
-		})
-	}
-	close(start)
-	wg.Wait()
+	atOnce(b, n, func(i int) { replayed[i], errs[i] = call() })
 	fresh := 0
 	for i := range n {
 		if errs[i] != nil {

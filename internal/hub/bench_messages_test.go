@@ -1,27 +1,13 @@
 package hub_test
 
 import (
-	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
-
-// itemCounter counts the operations (items written or checked) of every
-// Write, for the items-per-recipient figure.
-type itemCounter struct {
-	store.Store
-	ops atomic.Int64
-}
-
-func (c *itemCounter) Write(ctx context.Context, ops []store.Op) error {
-	c.ops.Add(int64(len(ops)))
-	return c.Store.Write(ctx, ops)
-}
 
 // BenchmarkMessageSend measures message_send to a DM and to rooms of 10,
 // 100 and 1,000 members, every member following all (so every member but
@@ -37,8 +23,8 @@ func BenchmarkMessageSend(b *testing.B) {
 				name = ad.Name + "/dm"
 			}
 			b.Run(name, func(b *testing.B) {
-				var items *itemCounter
-				f := newFixture(b, ad, func(s store.Store) store.Store { items = &itemCounter{Store: s}; return items })
+				var items *writeCounter // limits_test.go
+				f := newFixture(b, ad, func(s store.Store) store.Store { items = &writeCounter{Store: s}; return items })
 				dest, recipients := toDM(f.b.AgentID), 1
 				if size > 0 {
 					room, _ := f.bigRoom("bench", size-2)
@@ -46,7 +32,7 @@ func BenchmarkMessageSend(b *testing.B) {
 				}
 				cr := f.prime(f.a)
 				f.st.Reset()
-				items.ops.Store(0)
+				items.items.Store(0)
 				i := 0
 				for b.Loop() {
 					i++
@@ -60,7 +46,7 @@ func BenchmarkMessageSend(b *testing.B) {
 				}
 				n := float64(i)
 				b.ReportMetric(float64(f.st.Reset())/n, "trips/op")
-				perSend := float64(items.ops.Load()) / n
+				perSend := float64(items.items.Load()) / n
 				b.ReportMetric(perSend, "items/op")
 				b.ReportMetric(perSend/float64(recipients), "items/recipient")
 			})

@@ -1,18 +1,18 @@
 package hub_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
-	"context"
-	"fmt"
 	"github.com/agentbox/agentbox/internal/apperr"
-	"testing"
-
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -21,21 +21,12 @@ func benchFixture(b *testing.B, ad teststores.Adapter) (*hub.Hub, *hub.AgentInfo
 	return benchFixtureOpts(b, ad, hub.Options{})
 }
 
-// benchFixtureOpts is benchFixture with a hub configured by opts.
+// benchFixtureOpts is the shared world on ad with a hub configured by opts,
+// and its agent alice.
 func benchFixtureOpts(b *testing.B, ad teststores.Adapter, opts hub.Options) (*hub.Hub, *hub.AgentInfo) {
 	b.Helper()
-	st := ad.Open(b, nil)
-	h := hub.New(st, opts)
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "bench")
-	if err != nil {
-		b.Fatalf("CreateBox: %v", err)
-	}
-	ag, err := h.Admin().CreateAgent(ctx, box.BoxID, "bencher", "")
-	if err != nil {
-		b.Fatalf("CreateAgent: %v", err)
-	}
-	return h, ag
+	w := hubtest.New(b, ad, hubtest.Config{Options: opts})
+	return w.Hub, w.Alice
 }
 
 // BenchmarkPrime measures agent_prime resuming one session.
@@ -100,34 +91,21 @@ func benchSaves(b *testing.B, h *hub.Hub, ag *hub.AgentInfo) {
 // Markdown, as decoding it is the cost at stake) and w members.
 func briefBench(b *testing.B, w, briefBytes int) (*hub.Hub, string, []hub.Credentials) {
 	b.Helper()
-	st := teststores.All()[0].Open(b, nil) // bolt
-	h := hub.New(st, hub.Options{})
-	ctx := context.Background()
-	box, err := h.Admin().CreateBox(ctx, "bench")
-	if err != nil {
-		b.Fatalf("CreateBox: %v", err)
-	}
+	world := hubtest.New(b, teststores.All()[0], hubtest.Config{}) // bolt
 	brief := strings.Repeat("- \"quoted\" <tag> & line\n", briefBytes/25)
-	room, err := h.Admin().CreateRoom(ctx, box.BoxID, "hot", brief)
+	room, err := world.Admin.CreateRoom(world.Ctx, world.Box, "hot", brief)
 	if err != nil {
 		b.Fatalf("CreateRoom: %v", err)
 	}
 	var crs []hub.Credentials
 	for i := range w {
-		ag, err := h.Admin().CreateAgent(ctx, box.BoxID, fmt.Sprintf("writer-%d", i), "")
-		if err != nil {
-			b.Fatalf("CreateAgent: %v", err)
-		}
-		if _, err := h.Admin().AddMember(ctx, room.RoomID, ag.AgentID); err != nil {
+		ag := world.MustAgent(world.Box, fmt.Sprintf("writer-%d", i))
+		if _, err := world.Admin.AddMember(world.Ctx, room.RoomID, ag.AgentID); err != nil {
 			b.Fatalf("AddMember: %v", err)
 		}
-		out, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey}, hub.PrimeInput{})
-		if err != nil {
-			b.Fatalf("Prime: %v", err)
-		}
-		crs = append(crs, hub.Credentials{Bearer: ag.BoxKey, SessionID: out.SessionID})
+		crs = append(crs, world.Prime(ag))
 	}
-	return h, room.RoomID, crs
+	return world.Hub, room.RoomID, crs
 }
 
 // BenchmarkBriefConflict compares a room_brief_update at a stale revision

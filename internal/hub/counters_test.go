@@ -135,12 +135,7 @@ func TestInboxAckPastFirstChunk(t *testing.T) {
 func TestInboxByteCutNoReceipt(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		crA := f.prime(f.a)
-		for _, key := range []string{"big-1", "big-2"} {
-			if _, err := ibDM(f, crA, key, f.b.AgentID, strings.Repeat("x", 1100)); err != nil {
-				t.Fatalf("MessageSend: %v", err)
-			}
-		}
+		ibMustDMsOf(f, f.prime(f.a), "big", f.b.AgentID, strings.Repeat("x", 1100), 2)
 		cr := f.prime(f.b)
 		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{MaxBytes: 1024})
 		if err != nil || len(page.Rows) != 1 || page.Rows[0].InboxSeq != 1 || page.NextCursor == "" {

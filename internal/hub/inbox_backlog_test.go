@@ -1,12 +1,10 @@
 package hub_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,22 +14,6 @@ import (
 	"github.com/agentbox/agentbox/internal/store/bolt"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
-
-// rowsRead counts the inbox rows Query returns: what a listing scans.
-type rowsRead struct {
-	store.Store
-	n atomic.Int64
-}
-
-func (r *rowsRead) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
-	items, err := r.Store.Query(ctx, q)
-	for _, it := range items {
-		if len(it.SK) > len("inbox#") && it.SK[:len("inbox#")] == "inbox#" {
-			r.n.Add(1)
-		}
-	}
-	return items, err
-}
 
 // ibSendMany sends n DMs from a to b, 8 senders at once.
 func ibSendMany(f *fixture, n int) {
@@ -134,15 +116,9 @@ func ibCopyInbox(t *testing.T, items []*store.Item, src, dst *fixture) {
 func TestInboxLongAckedHistory(t *testing.T) {
 	t.Parallel()
 	const history = 10_000
-	wrap := func() (*headGets, *rowsRead, []func(store.Store) store.Store) {
-		g := &headGets{seen: make(chan struct{}, 1)}
-		rr := &rowsRead{}
-		return g, rr, []func(store.Store) store.Store{
-			func(s store.Store) store.Store { rr.Store = s; return rr },
-			func(s store.Store) store.Store { g.Store = s; return g }}
-	}
-	g0, rr0, w0 := wrap()
-	src := newFixture(t, boltAdapter(), w0...)
+	var g0 *headGets
+	var rr0 *opCounter
+	src := newFixture(t, boltAdapter(), withOpCounter(&rr0), withHeadGets(&g0))
 	ibBacklog(src, history)
 	stored := ibInboxItems(t, src)
 	// The adapters one after the other: the embedded run uses src itself,
@@ -150,9 +126,7 @@ func TestInboxLongAckedHistory(t *testing.T) {
 	forEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
 		f, g, rr := src, g0, rr0
 		if ad.Name != "bolt" {
-			var w []func(store.Store) store.Store
-			g, rr, w = wrap()
-			f = newFixture(t, ad, w...)
+			f = newFixture(t, ad, withOpCounter(&rr), withHeadGets(&g))
 			ibCopyInbox(t, stored, src, f)
 		}
 		f.t = t
@@ -164,7 +138,7 @@ func TestInboxLongAckedHistory(t *testing.T) {
 		}
 
 		crB := f.prime(f.b) // a fresh session, as after a restart
-		rr.n.Store(0)
+		rr.inboxRows.Store(0)
 		f.st.Reset()
 		first, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100})
 		if err != nil {
@@ -178,7 +152,7 @@ func TestInboxLongAckedHistory(t *testing.T) {
 			t.Fatalf("first InboxList(limit 100) after %d acknowledged rows = rows %v, next %q; want rows %d..%d and a resume cursor",
 				history, seqs, first.NextCursor, history+1, history+5)
 		}
-		if n := rr.n.Load(); n > 5 {
+		if n := rr.inboxRows.Load(); n > 5 {
 			t.Errorf("first InboxList read %d inbox rows, want only the 5 unread", n)
 		}
 		if n := f.st.Reset(); n > 4 {
@@ -256,7 +230,7 @@ func TestInboxWaitNothingUnread(t *testing.T) {
 func TestInboxWatermarkScatteredAcks(t *testing.T) {
 	const n, chunk = 600, 6
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		rr := &rowsRead{}
+		rr := &opCounter{}
 		f := newFixture(t, ad, func(s store.Store) store.Store { rr.Store = s; return rr })
 		crA := f.prime(f.a)
 		ibSendMany(f, n)
@@ -278,12 +252,12 @@ func TestInboxWatermarkScatteredAcks(t *testing.T) {
 		if _, err := ibDM(f, crA, "next", f.b.AgentID, "next"); err != nil {
 			t.Fatalf("MessageSend(next): %v", err)
 		}
-		rr.n.Store(0)
+		rr.inboxRows.Store(0)
 		out, err := f.h.InboxList(f.ctx, f.prime(f.b), hub.InboxListInput{Limit: 100})
 		if err != nil || len(out.Rows) != 1 || out.Rows[0].InboxSeq != n+1 {
 			t.Fatalf("InboxList after scattered ACKs = %+v, %v; want row %d", out, err, n+1)
 		}
-		if got := rr.n.Load(); got > 1 {
+		if got := rr.inboxRows.Load(); got > 1 {
 			t.Errorf("InboxList after scattered ACKs read %d inbox rows, want 1", got)
 		}
 	})
@@ -295,7 +269,7 @@ func TestInboxWatermarkScatteredAcks(t *testing.T) {
 // reads only the unread rows again.
 func TestInboxWatermarkFromOldSequencer(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		rr := &rowsRead{}
+		rr := &opCounter{}
 		f := newFixture(t, ad, func(s store.Store) store.Store { rr.Store = s; return rr })
 		crA := f.prime(f.a)
 		ibBacklog(f, 300)
@@ -316,12 +290,12 @@ func TestInboxWatermarkFromOldSequencer(t *testing.T) {
 				t.Fatalf("MessageSend: %v", err)
 			}
 			crB := f.prime(f.b)
-			rr.n.Store(0)
+			rr.inboxRows.Store(0)
 			out, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 100})
 			if err != nil || len(out.Rows) != 1 {
 				t.Fatalf("InboxList after %d ACKs = %+v, %v; want the one new row", i, out, err)
 			}
-			scanned = append(scanned, rr.n.Load())
+			scanned = append(scanned, rr.inboxRows.Load())
 			if _, err := ibAck(f, crB, fmt.Sprintf("old-ack-%d", i), uint64(out.Rows[0].InboxSeq)); err != nil {
 				t.Fatalf("InboxAck: %v", err)
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -17,14 +19,12 @@ import (
 
 // ibDM sends a DM from cr to agent.
 func ibDM(f *fixture, cr hub.Credentials, key, to, body string) (*hub.MessageSendOutput, error) {
-	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-		Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to}, BodyMD: body})
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key}, Destination: toDM(to), BodyMD: body})
 }
 
 // ibPost posts in a room.
 func ibPost(f *fixture, cr hub.Credentials, key, room, body string) (*hub.MessageSendOutput, error) {
-	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-		Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room}, BodyMD: body})
+	return ibSend(f, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key}, Destination: toRoom(room), BodyMD: body})
 }
 
 // ibSend sends as a client does: a TEMPORARILY_UNAVAILABLE (nothing
@@ -42,9 +42,20 @@ func ibSend(f *fixture, cr hub.Credentials, in hub.MessageSendInput) (*hub.Messa
 // ibMustDMs sends n DMs from cr to agent and returns their message ids.
 func ibMustDMs(f *fixture, cr hub.Credentials, prefix, to string, n int) []string {
 	f.t.Helper()
+	return ibMustDMsOf(f, cr, prefix, to, "", n)
+}
+
+// ibMustDMsOf is ibMustDMs with every body body (when not empty; the
+// bodies are "prefix i" otherwise).
+func ibMustDMsOf(f *fixture, cr hub.Credentials, prefix, to, body string, n int) []string {
+	f.t.Helper()
 	ids := make([]string, n)
 	for i := range n {
-		out, err := ibDM(f, cr, fmt.Sprintf("%s-%d", prefix, i), to, fmt.Sprintf("%s %d", prefix, i))
+		b := body
+		if b == "" {
+			b = fmt.Sprintf("%s %d", prefix, i)
+		}
+		out, err := ibDM(f, cr, fmt.Sprintf("%s-%d", prefix, i), to, b)
 		if err != nil {
 			f.t.Fatalf("MessageSend(%s %d): %v", prefix, i, err)
 		}
@@ -74,6 +85,33 @@ func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
 	}
 }
 
+// ibShownTwice sends n DMs from a to b and returns two sessions of b that
+// have each listed them all, so that either may ACK every row.
+func ibShownTwice(f *fixture, n int) []hub.Credentials {
+	f.t.Helper()
+	ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, n)
+	crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
+	for _, cr := range crs {
+		ibListAll(f, cr, hub.FilterUnread)
+	}
+	return crs
+}
+
+// ibAcksAtOnce has session crs[i] ACK batches[i] under key "ack-i", all at
+// once with every read before any write (b), and returns their outputs. A
+// failed ACK fails the test (its output is nil).
+func ibAcksAtOnce(f *fixture, b armer, crs []hub.Credentials, batches [][]uint64) []*hub.InboxAckOutput {
+	outs := make([]*hub.InboxAckOutput, len(crs))
+	atOnce(b, len(crs), func(i int) {
+		out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), batches[i]...)
+		if err != nil {
+			f.t.Errorf("session %d: InboxAck: %v", i, err)
+		}
+		outs[i] = out
+	})
+	return outs
+}
+
 // ibAck acknowledges seqs.
 func ibAck(f *fixture, cr hub.Credentials, key string, seqs ...uint64) (*hub.InboxAckOutput, error) {
 	in := hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: key}}
@@ -83,7 +121,7 @@ func ibAck(f *fixture, cr hub.Credentials, key string, seqs ...uint64) (*hub.Inb
 	return f.h.InboxAck(f.ctx, cr, in)
 }
 
-// ibSeqs returns 1..n.
+// ibSeqs returns lo..hi.
 func ibSeqs(lo, hi uint64) []uint64 {
 	var s []uint64
 	for i := lo; i <= hi; i++ {
@@ -177,6 +215,10 @@ type headGets struct {
 	seen chan struct{}
 }
 
+func withHeadGets(g **headGets) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *g = &headGets{Store: s, seen: make(chan struct{}, 1)}; return *g }
+}
+
 func (g *headGets) Get(ctx context.Context, k store.Key) (*store.Item, error) {
 	it, err := g.Store.Get(ctx, k)
 	if k.SK == "inbox" {
@@ -186,4 +228,31 @@ func (g *headGets) Get(ctx context.Context, k store.Key) (*store.Item, error) {
 		}
 	}
 	return it, err
+}
+
+// opCounter counts the store's range queries (n), the inbox rows they
+// return (inboxRows: what a listing scans), and its writes.
+type opCounter struct {
+	store.Store
+	n, inboxRows, writes atomic.Int64
+}
+
+func (c *opCounter) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
+	c.n.Add(1)
+	items, err := c.Store.Query(ctx, q)
+	for _, it := range items {
+		if len(it.SK) > len("inbox#") && strings.HasPrefix(it.SK, "inbox#") {
+			c.inboxRows.Add(1)
+		}
+	}
+	return items, err
+}
+
+func (c *opCounter) Write(ctx context.Context, ops []store.Op) error {
+	c.writes.Add(1)
+	return c.Store.Write(ctx, ops)
+}
+
+func withOpCounter(c **opCounter) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *c = &opCounter{Store: s}; return *c }
 }

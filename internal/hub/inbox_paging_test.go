@@ -1,12 +1,10 @@
 package hub_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -47,12 +45,7 @@ func TestInboxReasonNames(t *testing.T) {
 func TestInboxByteBudgetExactFit(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		crA := f.prime(f.a)
-		for _, key := range []string{"one", "two"} {
-			if _, err := ibDM(f, crA, key, f.b.AgentID, strings.Repeat("y", 600)); err != nil {
-				t.Fatalf("MessageSend: %v", err)
-			}
-		}
+		ibMustDMsOf(f, f.prime(f.a), "dm", f.b.AgentID, strings.Repeat("y", 600), 2)
 		cr := f.prime(f.b)
 		all, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{})
 		if err != nil || len(all.Rows) != 2 {
@@ -138,26 +131,6 @@ func firstSeq(rows []hub.InboxRow) hub.Revision {
 		return 0
 	}
 	return rows[0].InboxSeq
-}
-
-// opCounter counts the store's range queries and writes.
-type opCounter struct {
-	store.Store
-	n, writes atomic.Int64
-}
-
-func (q *opCounter) Query(ctx context.Context, in store.Query) ([]*store.Item, error) {
-	q.n.Add(1)
-	return q.Store.Query(ctx, in)
-}
-
-func (q *opCounter) Write(ctx context.Context, ops []store.Op) error {
-	q.writes.Add(1)
-	return q.Store.Write(ctx, ops)
-}
-
-func withOpCounter(c **opCounter) func(store.Store) store.Store {
-	return func(s store.Store) store.Store { *c = &opCounter{Store: s}; return *c }
 }
 
 // TestInboxUnreadReadsInChunks: looking for unread rows past acknowledged

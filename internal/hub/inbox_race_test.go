@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -185,27 +183,9 @@ func TestInboxAckRace(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				var b *writeBarrier
 				f := newFixture(t, ad, withBarrier(&b))
-				ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, int(tc.rows))
-				crs := []hub.Credentials{f.prime(f.b), f.prime(f.b)}
-				for _, cr := range crs {
-					ibListAll(f, cr, hub.FilterUnread)
-				}
+				crs := ibShownTwice(f, int(tc.rows))
 				batches := [][]uint64{ibSeqs(tc.one[0], tc.one[1]), ibSeqs(tc.other[0], tc.other[1])}
-				outs := make([]*hub.InboxAckOutput, 2)
-				b.arm(2)
-				var wg sync.WaitGroup
-				for i := range 2 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						out, err := ibAck(f, crs[i], fmt.Sprintf("ack-%d", i), batches[i]...)
-						if err != nil {
-							t.Errorf("session %d: InboxAck: %v", i, err)
-						}
-						outs[i] = out
-					}()
-				}
-				wg.Wait()
+				outs := ibAcksAtOnce(f, b, crs, batches)
 				if t.Failed() {
 					return
 				}
@@ -293,7 +273,7 @@ func TestInboxCountsMatchRecount(t *testing.T) {
 				_, err = ibDM(f, crA, fmt.Sprintf("d%d", step), f.b.AgentID, "hi")
 			case 1:
 				in := hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("p%d", step)},
-					Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "post"}
+					Destination: toRoom(room.RoomID), BodyMD: "post"}
 				if rng.IntN(2) == 0 {
 					in.Mentions = []string{f.b.AgentID}
 				}
@@ -339,116 +319,4 @@ func TestInboxCountsMatchRecount(t *testing.T) {
 			t.Fatalf("the interleaving wrote no rows; the test proves nothing")
 		}
 	})
-}
-
-// TestInboxAckRejectsWholeBatch: one invalid member rejects the batch and
-// nothing is written — no row acknowledged, no count moved, no
-// idempotency record (the same key then works for a valid batch).
-func TestInboxAckRejectsWholeBatch(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		crA, crB := f.prime(f.a), f.prime(f.b)
-		ibMustDMs(f, crA, "to-b", f.b.AgentID, 5)
-		ibMustDMs(f, crB, "to-a", f.a.AgentID, 9) // a has rows 1..9; b only 1..5
-		first, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 3})
-		if err != nil || len(first.Rows) != 3 {
-			t.Fatalf("InboxList(limit 3) = %+v, %v; want rows 1..3", first, err)
-		}
-		over := ibSeqs(1, 101)
-		for _, tc := range []struct {
-			name string
-			seqs []uint64
-			want apperr.Code
-		}{
-			{"a row never returned to this session", []uint64{1, 2, 4}, apperr.InvalidArgument},
-			{"another agent's row (seqs are per agent)", []uint64{1, 8}, apperr.NotFoundOrForbidden},
-			{"an unknown seq", []uint64{2, 99}, apperr.NotFoundOrForbidden},
-			{"seq 0", []uint64{0, 1}, apperr.NotFoundOrForbidden},
-			{"101 seqs", over, apperr.LimitExceeded},
-			{"a duplicate in one batch", []uint64{1, 3, 1}, apperr.InvalidArgument},
-			{"none", nil, apperr.InvalidArgument},
-		} {
-			_, err := ibAck(f, crB, "k", tc.seqs...)
-			wantCode(t, "InboxAck with "+tc.name, err, tc.want)
-			for _, r := range ibStoredRows(f, f.b.AgentID) {
-				if r.AckedBy != "" {
-					t.Fatalf("after InboxAck with %s: row %d acknowledged, want nothing written", tc.name, r.Seq)
-				}
-			}
-			if got := ibUnread(f, f.b); got != 5 {
-				t.Fatalf("after InboxAck with %s: unread = %d, want 5", tc.name, got)
-			}
-		}
-		// Nothing was remembered under the key either.
-		out, err := ibAck(f, crB, "k", 1, 2, 3)
-		if err != nil || out.Replayed || out.Acked != 3 {
-			t.Fatalf("InboxAck(1,2,3) with the rejected batches' key = %+v, %v; want a fresh ACK of 3", out, err)
-		}
-		if got := ibUnread(f, f.b); got != 2 {
-			t.Errorf("unread after acknowledging 3 of 5 = %d, want 2", got)
-		}
-		// A replay answers the original receipt; another payload under
-		// the key is a conflict.
-		again, err := ibAck(f, crB, "k", 3, 2, 1)
-		if err != nil || !again.Replayed || again.Acked != 3 {
-			t.Errorf("replay = %+v, %v; want the original receipt", again, err)
-		}
-		_, err = ibAck(f, crB, "k", 1)
-		wantCode(t, "InboxAck with a reused key", err, apperr.IdempotencyConflict)
-		// mallory of another box has no rows of b's.
-		crM := f.prime(f.other)
-		_, err = ibAck(f, crM, "m", 4)
-		wantCode(t, "InboxAck of another box's agent", err, apperr.NotFoundOrForbidden)
-	})
-}
-
-// TestInboxAckCrashBetweenChunks crashes an ACK of 100 rows after its
-// first write (90 rows and the intent): a retry with the same key, or the
-// sweep, finishes it; every row is acknowledged once and the count is
-// exact.
-func TestInboxAckCrashBetweenChunks(t *testing.T) {
-	for _, finisher := range []string{"retry", "sweep"} {
-		t.Run(finisher, func(t *testing.T) {
-			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-				var fw *failingWrites
-				f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrites{Store: s}; return fw })
-				ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 100)
-				crB := f.prime(f.b)
-				ibListAll(f, crB, hub.FilterUnread)
-				fw.arm(1)
-				out, err := ibAck(f, crB, "big", ibSeqs(1, 100)...)
-				fw.disarm()
-				if err != nil || out.Acked != 100 {
-					t.Fatalf("InboxAck(100) crashing after its first write = %+v, %v; want the committed receipt of 100", out, err)
-				}
-				_, unread := ibRecount(f, f.b.AgentID)
-				if unread != 10 {
-					t.Fatalf("after the crash %d rows unacknowledged, want 10 (the crash is not simulated)", unread)
-				}
-				switch finisher {
-				case "retry":
-					again, err := ibAck(f, crB, "big", ibSeqs(1, 100)...)
-					if err != nil || !again.Replayed || again.Acked != 100 {
-						t.Fatalf("retry = %+v, %v; want the original receipt", again, err)
-					}
-				case "sweep":
-					n, err := f.h.Sweep(f.ctx, 0, 10)
-					if err != nil || n != 1 {
-						t.Fatalf("Sweep = %d, %v; want the ACK's intent finished", n, err)
-					}
-				}
-				for _, r := range ibStoredRows(f, f.b.AgentID) {
-					if r.AckedBy != crB.SessionID {
-						t.Errorf("row %d acknowledged by %q, want %q", r.Seq, r.AckedBy, crB.SessionID)
-					}
-				}
-				if got := ibUnread(f, f.b); got != 0 {
-					t.Errorf("unread after the ACK completed = %d, want 0", got)
-				}
-				if n, err := f.h.Sweep(f.ctx, 0, 10); err != nil || n != 0 {
-					t.Errorf("Sweep after completion = %d, %v; want nothing left", n, err)
-				}
-			})
-		})
-	}
 }

@@ -8,9 +8,48 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
+
+// TestInboxLoop is the catch-up-and-respond loop: a DM arrives, is listed
+// (a receipt), and is acknowledged; counts follow.
+func TestInboxLoop(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		sent, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
+			Destination: toDM(f.b.AgentID), BodyMD: "hello"})
+		if err != nil || sent.AttentionCount != 1 || sent.StreamSeq != 1 {
+			t.Fatalf("MessageSend = %+v, %v; want seq 1 with one attention row", sent, err)
+		}
+		info := &hub.CallInfo{}
+		crB.Info = info
+		list, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{})
+		if err != nil || len(list.Rows) != 1 || list.Rows[0].Reasons != hub.ReasonDM || list.Rows[0].Message == nil ||
+			list.Rows[0].Message.BodyMD != "hello" || list.ResumeCursor == "" {
+			t.Fatalf("InboxList = %+v, %v; want the DM with a resume cursor", list, err)
+		}
+		if info.Attention == nil || info.Attention.UnreadCount != 1 {
+			t.Errorf("attention after one DM = %+v, want 1 unread", info.Attention)
+		}
+		// Another session has no receipt: it may not ACK.
+		crB2 := f.prime(f.b)
+		_, err = ibAck(f, crB2, "a0", uint64(list.Rows[0].InboxSeq))
+		wantCode(t, "InboxAck without a receipt", err, apperr.InvalidArgument)
+		ack, err := ibAck(f, crB, "a1", uint64(list.Rows[0].InboxSeq))
+		if err != nil || ack.Acked != 1 || ack.Results[0].Status != "acked" {
+			t.Fatalf("InboxAck = %+v, %v; want acked", ack, err)
+		}
+		p, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.b.BoxKey}, hub.PrimeInput{})
+		if err != nil || p.UnreadCount != 0 {
+			t.Fatalf("Prime after ACK = unread %v, %v; want 0", p.UnreadCount, err)
+		}
+		again, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Cursor: list.ResumeCursor})
+		if err != nil || len(again.Rows) != 0 || again.ResumeCursor == "" {
+			t.Fatalf("InboxList with resume = %+v, %v; want nothing new", again, err)
+		}
+	})
+}
 
 // TestInboxWait: a waiting inbox_list returns early when a message
 // arrives — woken in process, or by its poll of the inbox head when the
@@ -23,8 +62,8 @@ func TestInboxWait(t *testing.T) {
 	for _, via := range []string{"same hub", "other hub", "no cursor, all read"} {
 		t.Run(via, func(t *testing.T) {
 			forEachAdapterInBubble(t, func(t *testing.T, ad teststores.Adapter) {
-				g := &headGets{seen: make(chan struct{}, 1)}
-				f := newFixture(t, ad, func(s store.Store) store.Store { g.Store = s; return g })
+				var g *headGets
+				f := newFixture(t, ad, withHeadGets(&g))
 				crA, crB := f.prime(f.a), f.prime(f.b)
 				waitCursor := ""
 				if via == "no cursor, all read" {
@@ -63,7 +102,7 @@ func TestInboxWait(t *testing.T) {
 				}
 				sentAt := time.Now()
 				sent, err := sender.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "w"},
-					Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "wake up"})
+					Destination: toDM(f.b.AgentID), BodyMD: "wake up"})
 				if err != nil {
 					t.Fatalf("MessageSend: %v", err)
 				}
@@ -107,15 +146,12 @@ func TestInboxWait(t *testing.T) {
 func TestInboxRoomsLeft(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.roomOfAliceAndBob()
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		send := func(key string, mentions ...string) {
 			t.Helper()
 			if _, err := ibSend(f, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: key},
-				Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "secret " + key,
-				Mentions: mentions}); err != nil {
+				Destination: toRoom(room.RoomID), BodyMD: "secret " + key, Mentions: mentions}); err != nil {
 				t.Fatalf("MessageSend(%s): %v", key, err)
 			}
 		}
@@ -188,6 +224,67 @@ func TestInboxAuthorization(t *testing.T) {
 		if rows := ibListAll(f, crB, hub.FilterUnread); len(rows) != 3 {
 			t.Errorf("b's rows = %d, want 3", len(rows))
 		}
+	})
+}
+
+// TestInboxAckRejectsWholeBatch: one invalid member rejects the batch and
+// nothing is written — no row acknowledged, no count moved, no
+// idempotency record (the same key then works for a valid batch).
+func TestInboxAckRejectsWholeBatch(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		crA, crB := f.prime(f.a), f.prime(f.b)
+		ibMustDMs(f, crA, "to-b", f.b.AgentID, 5)
+		ibMustDMs(f, crB, "to-a", f.a.AgentID, 9) // a has rows 1..9; b only 1..5
+		first, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{Limit: 3})
+		if err != nil || len(first.Rows) != 3 {
+			t.Fatalf("InboxList(limit 3) = %+v, %v; want rows 1..3", first, err)
+		}
+		over := ibSeqs(1, 101)
+		for _, tc := range []struct {
+			name string
+			seqs []uint64
+			want apperr.Code
+		}{
+			{"a row never returned to this session", []uint64{1, 2, 4}, apperr.InvalidArgument},
+			{"another agent's row (seqs are per agent)", []uint64{1, 8}, apperr.NotFoundOrForbidden},
+			{"an unknown seq", []uint64{2, 99}, apperr.NotFoundOrForbidden},
+			{"seq 0", []uint64{0, 1}, apperr.NotFoundOrForbidden},
+			{"101 seqs", over, apperr.LimitExceeded},
+			{"a duplicate in one batch", []uint64{1, 3, 1}, apperr.InvalidArgument},
+			{"none", nil, apperr.InvalidArgument},
+		} {
+			_, err := ibAck(f, crB, "k", tc.seqs...)
+			wantCode(t, "InboxAck with "+tc.name, err, tc.want)
+			for _, r := range ibStoredRows(f, f.b.AgentID) {
+				if r.AckedBy != "" {
+					t.Fatalf("after InboxAck with %s: row %d acknowledged, want nothing written", tc.name, r.Seq)
+				}
+			}
+			if got := ibUnread(f, f.b); got != 5 {
+				t.Fatalf("after InboxAck with %s: unread = %d, want 5", tc.name, got)
+			}
+		}
+		// Nothing was remembered under the key either.
+		out, err := ibAck(f, crB, "k", 1, 2, 3)
+		if err != nil || out.Replayed || out.Acked != 3 {
+			t.Fatalf("InboxAck(1,2,3) with the rejected batches' key = %+v, %v; want a fresh ACK of 3", out, err)
+		}
+		if got := ibUnread(f, f.b); got != 2 {
+			t.Errorf("unread after acknowledging 3 of 5 = %d, want 2", got)
+		}
+		// A replay answers the original receipt; another payload under
+		// the key is a conflict.
+		again, err := ibAck(f, crB, "k", 3, 2, 1)
+		if err != nil || !again.Replayed || again.Acked != 3 {
+			t.Errorf("replay = %+v, %v; want the original receipt", again, err)
+		}
+		_, err = ibAck(f, crB, "k", 1)
+		wantCode(t, "InboxAck with a reused key", err, apperr.IdempotencyConflict)
+		// mallory of another box has no rows of b's.
+		crM := f.prime(f.other)
+		_, err = ibAck(f, crM, "m", 4)
+		wantCode(t, "InboxAck of another box's agent", err, apperr.NotFoundOrForbidden)
 	})
 }
 
@@ -283,15 +380,15 @@ func TestInboxRowSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("MessageSend(root): %v", err)
 		}
-		if _, err := ibSend(f, crW, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m"},
-			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: strings.Repeat("b", 16000),
-			Mentions: []string{f.b.AgentID}}); err != nil {
-			t.Fatalf("MessageSend(mention): %v", err)
-		}
-		if _, err := ibSend(f, crW, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "r"},
-			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: strings.Repeat("b", 16000),
-			Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID}, ReplyTo: root.MessageID}); err != nil {
-			t.Fatalf("MessageSend(reply): %v", err)
+		for _, in := range []hub.MessageSendInput{
+			{Mutation: hub.Mutation{IdempotencyKey: "mention"}, Mentions: []string{f.b.AgentID}},
+			{Mutation: hub.Mutation{IdempotencyKey: "reply"}, Mentions: []string{f.b.AgentID}, Requests: []string{f.b.AgentID},
+				ReplyTo: root.MessageID},
+		} {
+			in.Destination, in.BodyMD = toRoom(room.RoomID), strings.Repeat("b", 16000)
+			if _, err := ibSend(f, crW, in); err != nil {
+				t.Fatalf("MessageSend(%s): %v", in.IdempotencyKey, err)
+			}
 		}
 		rows := ibListAll(f, crB, hub.FilterUnread)
 		if len(rows) != 3 || rows[0].Message == nil || rows[1].Message == nil || rows[2].Message == nil ||

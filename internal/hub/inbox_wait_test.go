@@ -71,3 +71,24 @@ func TestInboxWaitIsHonest(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageSendWakesWaiters: a committed message wakes this process's
+// waiters of its recipients before message_send returns; without that a
+// waiting inbox_list would notice it only at its next poll of the head, up
+// to a second later (TestInboxWait times that wake; this test pins it to
+// before message_send returns).
+func TestMessageSendWakesWaiters(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		woke := f.h.NextArrival(f.b.AgentID)
+		if _, err := f.h.MessageSend(f.ctx, f.prime(f.a), hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "k"},
+			Destination: toDM(f.b.AgentID), BodyMD: "hi"}); err != nil {
+			t.Fatalf("MessageSend: %v", err)
+		}
+		select {
+		case <-woke:
+		default:
+			t.Errorf("MessageSend returned without waking the recipient's waiters")
+		}
+	})
+}

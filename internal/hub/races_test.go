@@ -2,7 +2,6 @@ package hub_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -25,12 +24,8 @@ func TestCursorKeyCreationRace(t *testing.T) {
 		for i := range hubs {
 			hubs[i] = hub.New(b, hub.Options{Now: clock.Now})
 		}
-		b.arm(n) // every instance reads "no secret" before any creates it
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { boxes[i], errs[i] = hubs[i].Admin().CreateBox(t.Context(), fmt.Sprintf("box %d", i)) })
-		}
-		wg.Wait()
+		// Every instance reads "no secret" before any creates it.
+		atOnce(b, n, func(i int) { boxes[i], errs[i] = hubs[i].Admin().CreateBox(t.Context(), fmt.Sprintf("box %d", i)) })
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("CreateBox on instance %d racing the secret's creation: %v", i, err)
@@ -86,13 +81,8 @@ func TestDeleteMemoryLostRace(t *testing.T) {
 		_, missing := deleteNote(f, cr, "never", 1, "")
 		reference := envelope(t, missing)
 		const n = 6
-		b.arm(n)
 		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { _, errs[i] = deleteNote(f, cr, "plan", 1, "") })
-		}
-		wg.Wait()
+		atOnce(b, n, func(i int) { _, errs[i] = deleteNote(f, cr, "plan", 1, "") })
 		won := 0
 		for i, err := range errs {
 			if err == nil {
@@ -126,13 +116,8 @@ func TestSpaceMemberCounterContention(t *testing.T) {
 		for i := range agents {
 			agents[i] = f.mustAgent(f.box, fmt.Sprintf("agent %d", i))
 		}
-		b.arm(n)
 		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { _, errs[i] = addMember(f, cr, sp.ID, agents[i].AgentID) })
-		}
-		wg.Wait()
+		atOnce(b, n, func(i int) { _, errs[i] = addMember(f, cr, sp.ID, agents[i].AgentID) })
 		for i, err := range errs {
 			if err != nil {
 				t.Errorf("AddSpaceMember(agent %d) among %d concurrent adds: %v, want success", i, n, err)
