@@ -487,25 +487,6 @@ func TestCheckpointCAS(t *testing.T) {
 	})
 }
 
-func TestCheckpointCASRace(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		if _, err := save(f, cr, "seed", 0, "v1"); err != nil {
-			t.Fatalf("CheckpointSave: %v", err)
-		}
-		winner := race(t, b, 8, 2, func(i int) error {
-			_, err := save(f, cr, fmt.Sprintf("racer-%d", i), 1, fmt.Sprintf("from racer %d", i))
-			return err
-		})
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if want := fmt.Sprintf("from racer %d", winner); got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != want {
-			t.Fatalf("after race: %+v, want revision 2 with %q", got.Checkpoint, want)
-		}
-	})
-}
-
 func TestIdempotency(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
@@ -590,31 +571,6 @@ func TestIdempotencyCanonicalPayload(t *testing.T) {
 	})
 }
 
-// TestConcurrentDuplicates forces the interleaving in which every
-// duplicate has read (and found no record) before any writes: the losers
-// must answer the winner's receipt from the failed write, not run twice.
-func TestConcurrentDuplicates(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		duplicates(t, b, 10, func() (bool, error) {
-			out, err := save(f, cr, "dup", 0, "once")
-			if err != nil {
-				return false, err
-			}
-			if out.Checkpoint.Revision != 1 {
-				return false, fmt.Errorf("revision %d, want 1", out.Checkpoint.Revision)
-			}
-			return out.Replayed, nil
-		})
-		retry, err := save(f, cr, "dup", 0, "once")
-		if err != nil || !retry.Replayed || retry.Checkpoint.Revision != 1 {
-			t.Fatalf("retry = %+v, %v; want replay of revision 1", retry, err)
-		}
-	})
-}
-
 // lossyWrite commits a write and then reports a failure, as a timeout after
 // the engine committed does: the one fault a real engine cannot be asked to
 // produce.
@@ -623,6 +579,14 @@ type lossyWrite struct {
 	mu    sync.Mutex
 	armed bool
 }
+
+// withLossy wraps the store in a lossyWrite, set into *l.
+func withLossy(l **lossyWrite) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *l = &lossyWrite{Store: s}; return *l }
+}
+
+// arm makes the next write lose its reply.
+func (l *lossyWrite) arm() { l.mu.Lock(); l.armed = true; l.mu.Unlock() }
 
 func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
 	l.mu.Lock()
@@ -639,11 +603,9 @@ func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
 func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var lossy *lossyWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+		f := newFixture(t, ad, withLossy(&lossy))
 		cr := f.prime(f.a)
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
+		lossy.arm()
 		_, err := save(f, cr, "uncertain", 0, "body")
 		e := wantCode(t, "CheckpointSave with a lost reply", err, apperr.TemporarilyUnavailable)
 		if !e.Code.Retryable() {
@@ -667,6 +629,11 @@ type refusingWrite struct {
 	n  int
 }
 
+// withRefusing wraps the store in a refusingWrite, set into *r.
+func withRefusing(r **refusingWrite) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *r = &refusingWrite{Store: s}; return *r }
+}
+
 func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
 
 func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
@@ -685,7 +652,7 @@ func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
 func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var fw *refusingWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
+		f := newFixture(t, ad, withRefusing(&fw))
 		cr := f.prime(f.a)
 		// A short refusal is absorbed by the kernel's retry, once.
 		fw.set(2)

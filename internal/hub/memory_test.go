@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -135,30 +134,6 @@ func TestSaveMemoryCAS(t *testing.T) {
 	})
 }
 
-func TestSaveMemoryCASRace(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		cr2 := f.prime(f.a) // a second session of the same agent
-		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
-		w := race(t, b, 8, 2, func(i int) error {
-			c := cr
-			if i%2 == 1 {
-				c = cr2
-			}
-			_, err := saveNote(f, c, "plan", 1, fmt.Sprintf("racer %d", i), "")
-			return err
-		})
-		got, _ := getNote(f, cr, "plan")
-		if want := fmt.Sprintf("racer %d", w); got.Note.Content != want || got.Note.Version != 2 {
-			t.Fatalf("after race: %+v, want the winner's %q at version 2", got.Note, want)
-		}
-	})
-}
-
 // TestCreateOnlyUnderConcurrentCreators: version 0 creates a missing name
 // only, also when the creators arrive together.
 func TestCreateOnlyUnderConcurrentCreators(t *testing.T) {
@@ -227,39 +202,16 @@ func TestMemoryOperationKey(t *testing.T) {
 
 		// Concurrent replays of a delete, all reading before any writes:
 		// one deletes, the rest replay.
-		const n = 8
-		b.arm(n)
-		outs := make([]*hub.DeleteMemoryOutput, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				outs[i], errs[i] = deleteNote(f, cr, "plan", 1, "delete-plan")
-			}()
-		}
-		close(start)
-		wg.Wait()
-		fresh := 0
-		for i := range n {
-			if errs[i] != nil {
-				// Both engines isolate and the kernel retries conflicts:
-				// every duplicate gets the effect or its receipt.
-				t.Fatalf("duplicate %d: %v", i, errs[i])
+		duplicates(t, b, 8, func() (bool, error) {
+			out, err := deleteNote(f, cr, "plan", 1, "delete-plan")
+			if err != nil {
+				return false, err
 			}
-			if outs[i].Operation.Version != 1 || outs[i].Operation.ResourceID != "plan" {
-				t.Errorf("duplicate %d: receipt %+v, want plan version 1", i, outs[i].Operation)
+			if out.Operation.Version != 1 || out.Operation.ResourceID != "plan" {
+				t.Errorf("delete duplicate: receipt %+v, want plan version 1", out.Operation)
 			}
-			if !outs[i].Replayed {
-				fresh++
-			}
-		}
-		if fresh != 1 {
-			t.Fatalf("concurrent delete duplicates: %d took effect, want exactly 1", fresh)
-		}
+			return out.Replayed, nil
+		})
 		// Even after the name is created again, the key answers its receipt.
 		if _, err := saveNote(f, cr, "plan", 0, "new plan", ""); err != nil {
 			t.Fatalf("SaveMemory(recreate): %v", err)
@@ -412,8 +364,7 @@ func TestMemoryStoreFaults(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var refusing *refusingWrite
 		var lossy *lossyWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { refusing = &refusingWrite{Store: s}; return refusing },
-			func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+		f := newFixture(t, ad, withRefusing(&refusing), withLossy(&lossy))
 		cr := f.prime(f.a)
 		refusing.set(1)
 		if out, err := saveNote(f, cr, "busy", 0, "x", ""); err != nil || out.Note.Version != 1 {
@@ -424,9 +375,7 @@ func TestMemoryStoreFaults(t *testing.T) {
 		wantCode(t, "SaveMemory while refused", err, apperr.TemporarilyUnavailable)
 		refusing.set(0)
 
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
+		lossy.arm()
 		_, err = saveNote(f, cr, "busy", 1, "y", "lost-1")
 		wantCode(t, "SaveMemory with a lost reply", err, apperr.TemporarilyUnavailable)
 		again, err := saveNote(f, cr, "busy", 1, "y", "lost-1")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -350,12 +349,10 @@ func TestRequestsListStatus(t *testing.T) {
 func TestRequestRespondUncertainRetry(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var lossy *lossyWrite
-		r := setupReq(newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy }))
+		r := setupReq(newFixture(t, ad, withLossy(&lossy)))
 		sent := r.request("uncertain", r.b)
 		before := len(r.roomMessages())
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
+		lossy.arm()
 		if _, err := respond(r.fixture, r.crB, "u1", sent.MessageID, 0, hub.StatusAccepted); err == nil {
 			t.Fatalf("RequestRespond with a lost answer: got success, want an uncertain failure")
 		}

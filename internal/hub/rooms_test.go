@@ -621,12 +621,10 @@ func TestMutationIdempotency(t *testing.T) {
 				})
 				t.Run("UncertainFailureRetried", func(t *testing.T) {
 					var lossy *lossyWrite
-					f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+					f := newFixture(t, ad, withLossy(&lossy))
 					env, cr := newRoomEnv(f)
 					before := mu.state(f, cr, env)
-					lossy.mu.Lock()
-					lossy.armed = true
-					lossy.mu.Unlock()
+					lossy.arm()
 					_, err := mu.call(f, cr, env, "uncertain", 0)
 					wantCode(t, mu.name+" with a lost reply", err, apperr.TemporarilyUnavailable)
 					out, err := mu.call(f, cr, env, "uncertain", 0)
