@@ -160,18 +160,12 @@ func TestDirectoryUpdateSelfLimits(t *testing.T) {
 		{"SkillEmpty", hub.DirectoryUpdateSelfInput{Skills: skills(" ")}, apperr.InvalidArgument},
 		{"SkillsDuplicateAfterFolding", hub.DirectoryUpdateSelfInput{Skills: skills("Go", "GO")}, apperr.InvalidArgument},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		rev := hub.Revision(0)
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				tc.in.IdempotencyKey, tc.in.ExpectedRevision = fmt.Sprintf("lim-%d", i), rev
-				out, err := f.h.DirectoryUpdateSelf(f.ctx, cr, tc.in)
-				if wantLimit(t, "DirectoryUpdateSelf", err, tc.want, "ééé", "aaa") {
-					rev = out.Card.Revision
-				}
-			})
+	revisionCases(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision) {
+		tc := cases[i]
+		tc.in.IdempotencyKey, tc.in.ExpectedRevision = fmt.Sprintf("lim-%d", i), *rev
+		out, err := f.h.DirectoryUpdateSelf(f.ctx, cr, tc.in)
+		if wantLimit(t, "DirectoryUpdateSelf", err, tc.want, "ééé", "aaa") {
+			*rev = out.Card.Revision
 		}
 	})
 }

@@ -103,6 +103,21 @@ func wantLimit(t *testing.T, call string, err error, want apperr.Code, echo ...s
 	return false
 }
 
+// revisionCases runs run(i) as the subtest name(i), for i below n in order,
+// on every adapter, each adapter on one fixture with alice primed: rev is
+// the revision her last write that passed left (0 before any), and run
+// moves it when its write passes.
+func revisionCases(t *testing.T, n int, name func(i int) string, run func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision)) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		rev := hub.Revision(0)
+		for i := range n {
+			t.Run(name(i), func(t *testing.T) { run(t, f, cr, i, &rev) })
+		}
+	})
+}
+
 func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body string) (*hub.CheckpointOutput, error) {
 	return f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
 		Mutation:         hub.Mutation{IdempotencyKey: key},
@@ -696,20 +711,14 @@ func TestCheckpointLimits(t *testing.T) {
 		{"PayloadOverLimit", "x", `{"s":"` + strings.Repeat("a", 8192-7) + `"}`, apperr.LimitExceeded},
 		{"PayloadNotObject", "x", `[1,2]`, apperr.InvalidArgument},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		rev := hub.Revision(0)
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
-					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: rev,
-					BodyMD: tc.body, Payload: hub.Object(tc.payload),
-				})
-				if wantLimit(t, "CheckpointSave", err, tc.want, "aaaa", "éé") {
-					rev = out.Checkpoint.Revision
-				}
-			})
+	revisionCases(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision) {
+		tc := cases[i]
+		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
+			Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: *rev,
+			BodyMD: tc.body, Payload: hub.Object(tc.payload),
+		})
+		if wantLimit(t, "CheckpointSave", err, tc.want, "aaaa", "éé") {
+			*rev = out.Checkpoint.Revision
 		}
 	})
 }
