@@ -282,7 +282,7 @@ func memberCount(t *testing.T, f *fixture, room string) int64 {
 func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		room := f.mustRoom("ops", "")
 		f.mustAdd(room.RoomID, f.a)
 		f.mustAdd(room.RoomID, f.b)
@@ -318,7 +318,7 @@ func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 func TestDeactivationOvertakesInFlightMutation(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		crB := f.prime(f.b)
 		var once sync.Once
 		hook = func() {

@@ -5,13 +5,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 	"github.com/google/uuid"
 )
@@ -197,18 +195,12 @@ func TestDirectoryUpdateSelfOwnerFieldsRefused(t *testing.T) {
 // writes: the write must not put a listed card back in the index.
 func TestDirectoryListingChangeBetweenReadAndWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var hook atomic.Pointer[func()]
-		f := newFixture(t, ad, func(s store.Store) store.Store {
-			return &beforeWrite{Store: s, hook: func() {
-				if fn := hook.Swap(nil); fn != nil {
-					(*fn)()
-				}
-			}}
-		})
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		f.mustList(f.a, true)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		unlist := func() { f.mustList(f.a, false) }
-		hook.Store(&unlist)
+		hook.set(unlist)
 		// The kernel runs the call again on the owner's new record: the
 		// update succeeds, and the card it writes is unlisted.
 		if _, err := updateCard(f, crA, "k", 0, "sneaky"); err != nil {

@@ -339,7 +339,7 @@ func TestProfileOutdated(t *testing.T) {
 func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		cr := f.prime(f.a)
 		var fired atomic.Bool
 		hook = func() {
@@ -383,7 +383,7 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 		t.Run(rc.name, func(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				hook := func() {}
-				f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+				f := newFixture(t, ad, withHook(&hook))
 				cr := f.prime(f.a)
 				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer"}`)); err != nil {
 					t.Fatalf("SetProfile: %v", err)
@@ -421,7 +421,7 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 func TestCloseSessionRacingSessionWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey)
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
@@ -459,6 +459,28 @@ type beforeWrite struct {
 func (b *beforeWrite) Write(ctx context.Context, ops []store.Op) error {
 	b.hook()
 	return b.Store.Write(ctx, ops)
+}
+
+// withHook runs *hook before every write; the test sets it as it goes.
+func withHook(hook *func()) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { (*hook)() }} }
+}
+
+// onceHook holds a function the next write runs first, once (withOnceHook).
+type onceHook struct{ fn atomic.Pointer[func()] }
+
+// set arms fn for the next write.
+func (h *onceHook) set(fn func()) { h.fn.Store(&fn) }
+
+// withOnceHook runs h's armed function, if any, before a write, disarming it.
+func withOnceHook(h *onceHook) func(store.Store) store.Store {
+	return func(s store.Store) store.Store {
+		return &beforeWrite{Store: s, hook: func() {
+			if fn := h.fn.Swap(nil); fn != nil {
+				(*fn)()
+			}
+		}}
+	}
 }
 
 func TestCheckpointCAS(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -461,14 +460,8 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 		for _, mu := range muts {
 			for _, tc := range cases {
 				t.Run(mu.name+"/"+tc.name, func(t *testing.T) {
-					var hook atomic.Pointer[func()]
-					f := newFixture(t, ad, func(s store.Store) store.Store {
-						return &beforeWrite{Store: s, hook: func() {
-							if fn := hook.Swap(nil); fn != nil {
-								(*fn)()
-							}
-						}}
-					})
+					var hook onceHook
+					f := newFixture(t, ad, withOnceHook(&hook))
 					room := f.mustRoom("r", "brief")
 					m := f.mustAdd(room.RoomID, f.a)
 					cr := f.prime(f.a)
@@ -477,7 +470,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 							t.Errorf("%s: %v", tc.name, err)
 						}
 					}
-					hook.Store(&fn)
+					hook.set(fn)
 					err := mu.call(f, cr, room.RoomID, m.FollowRevision)
 					wantCode(t, mu.name+" racing "+tc.name, err, tc.want)
 
@@ -783,14 +776,8 @@ func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
 		for _, mu := range muts {
 			for _, ch := range changes {
 				t.Run(mu.name+"/"+ch.name+"AndRevisionMoved", func(t *testing.T) {
-					var hook atomic.Pointer[func()]
-					f := newFixture(t, ad, func(s store.Store) store.Store {
-						return &beforeWrite{Store: s, hook: func() {
-							if fn := hook.Swap(nil); fn != nil {
-								(*fn)()
-							}
-						}}
-					})
+					var hook onceHook
+					f := newFixture(t, ad, withOnceHook(&hook))
 					room := f.mustRoom("r", "brief")
 					m := f.mustAdd(room.RoomID, f.a)
 					f.mustAdd(room.RoomID, f.b)
@@ -804,7 +791,7 @@ func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
 							t.Errorf("%s: %v", ch.name, err)
 						}
 					}
-					hook.Store(&fn)
+					hook.set(fn)
 					err := mu.call(e)
 					if err == nil {
 						t.Fatalf("%s racing a concurrent %s and %s: got success", mu.name, mu.name, ch.name)

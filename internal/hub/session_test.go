@@ -267,7 +267,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 func TestCloseRacingBindAgain(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		id, err := f.h.OpenSession(f.ctx, "")
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)

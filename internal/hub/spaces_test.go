@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -285,7 +284,7 @@ func mustList(f *fixture, cr hub.Credentials) []hub.SpaceSummary {
 func TestRemovedMemberCannotOutrunRemoval(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		priv := mustCreateSpace(f, crA, "private", "Private")
 		if _, err := addMember(f, crA, priv.ID, f.b.AgentID); err != nil {
@@ -585,14 +584,8 @@ func TestSpaceStoreFaults(t *testing.T) {
 // carrying the current version of a space the caller may no longer see.
 func TestRemovedMemberLearnsNoVersion(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var hook atomic.Pointer[func()]
-		f := newFixture(t, ad, func(s store.Store) store.Store {
-			return &beforeWrite{Store: s, hook: func() {
-				if fn := hook.Swap(nil); fn != nil {
-					(*fn)()
-				}
-			}}
-		})
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		priv := mustCreateSpace(f, crA, "private", "Private")
 		if _, err := addMember(f, crA, priv.ID, f.b.AgentID); err != nil {
@@ -608,7 +601,7 @@ func TestRemovedMemberLearnsNoVersion(t *testing.T) {
 				t.Errorf("RemoveSpaceMember: %v", err)
 			}
 		}
-		hook.Store(&fn)
+		hook.set(fn)
 		_, err = updateSpace(f, crB, priv.ID, 1, "Sneaky", "active", "")
 		if err == nil {
 			t.Fatalf("UpdateSpace by a member removed meanwhile: got success, want %s", unknown)
