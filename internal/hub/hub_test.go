@@ -608,30 +608,43 @@ func TestIdempotencyCanonicalPayload(t *testing.T) {
 	})
 }
 
-// lossyWrite commits a write and then reports a failure, as a timeout after
-// the engine committed does: the one fault a real engine cannot be asked to
-// produce.
-type lossyWrite struct {
+// faultStore injects the write faults a real engine cannot be asked for
+// on demand: it refuses the next n writes as a throttled engine does
+// (refuse), and it commits a write and then reports a failure, as a
+// timeout after the engine committed does (loseReply).
+type faultStore struct {
 	store.Store
-	mu    sync.Mutex
-	armed bool
+	mu       sync.Mutex
+	refusals int
+	lose     bool
 }
 
-// withLossy wraps the store in a lossyWrite, set into *l.
-func withLossy(l **lossyWrite) func(store.Store) store.Store {
-	return func(s store.Store) store.Store { *l = &lossyWrite{Store: s}; return *l }
+// withFaults wraps the store in a faultStore, set into *w.
+func withFaults(w **faultStore) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *w = &faultStore{Store: s}; return *w }
 }
 
-// arm makes the next write lose its reply.
-func (l *lossyWrite) arm() { l.mu.Lock(); l.armed = true; l.mu.Unlock() }
+// refuse makes the next n writes fail with nothing written (0: none).
+func (w *faultStore) refuse(n int) { w.mu.Lock(); w.refusals = n; w.mu.Unlock() }
 
-func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
-	l.mu.Lock()
-	armed := l.armed
-	l.armed = false
-	l.mu.Unlock()
-	err := l.Store.Write(ctx, ops)
-	if armed && err == nil {
+// loseReply makes the next write that is not refused commit and then fail.
+func (w *faultStore) loseReply() { w.mu.Lock(); w.lose = true; w.mu.Unlock() }
+
+func (w *faultStore) Write(ctx context.Context, ops []store.Op) error {
+	w.mu.Lock()
+	refuse := w.refusals > 0
+	lose := !refuse && w.lose
+	if refuse {
+		w.refusals--
+	} else {
+		w.lose = false
+	}
+	w.mu.Unlock()
+	if refuse {
+		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
+	}
+	err := w.Store.Write(ctx, ops)
+	if lose && err == nil {
 		return context.DeadlineExceeded
 	}
 	return err
@@ -639,10 +652,10 @@ func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
 
 func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var lossy *lossyWrite
-		f := newFixture(t, ad, withLossy(&lossy))
+		var fw *faultStore
+		f := newFixture(t, ad, withFaults(&fw))
 		cr := f.prime(f.a)
-		lossy.arm()
+		fw.loseReply()
 		_, err := save(f, cr, "uncertain", 0, "body")
 		e := wantCode(t, "CheckpointSave with a lost reply", err, apperr.TemporarilyUnavailable)
 		if !e.Code.Retryable() {
@@ -659,53 +672,26 @@ func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
 	})
 }
 
-// refusingWrite refuses the next n writes as a throttled engine does.
-type refusingWrite struct {
-	store.Store
-	mu sync.Mutex
-	n  int
-}
-
-// withRefusing wraps the store in a refusingWrite, set into *r.
-func withRefusing(r **refusingWrite) func(store.Store) store.Store {
-	return func(s store.Store) store.Store { *r = &refusingWrite{Store: s}; return *r }
-}
-
-func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
-
-func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
-	r.mu.Lock()
-	refuse := r.n > 0
-	if refuse {
-		r.n--
-	}
-	r.mu.Unlock()
-	if refuse {
-		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
-	}
-	return r.Store.Write(ctx, ops)
-}
-
 func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *refusingWrite
-		f := newFixture(t, ad, withRefusing(&fw))
+		var fw *faultStore
+		f := newFixture(t, ad, withFaults(&fw))
 		cr := f.prime(f.a)
 		// A short refusal is absorbed by the kernel's retry, once.
-		fw.set(2)
+		fw.refuse(2)
 		out, err := save(f, cr, "brief-busy", 0, "body")
 		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
 			t.Fatalf("CheckpointSave through a short refusal = %+v, %v; want revision 1", out, err)
 		}
 		// A refusal that outlasts the retries reaches the caller, with
 		// nothing written.
-		fw.set(1000)
+		fw.refuse(1000)
 		_, err = save(f, cr, "busy", 1, "body")
 		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
 		if e.RetryAfter <= 0 {
 			t.Errorf("TEMPORARILY_UNAVAILABLE without a retry hint")
 		}
-		fw.set(0)
+		fw.refuse(0)
 		out, err = save(f, cr, "busy", 1, "body")
 		if err != nil || out.Replayed || out.Checkpoint.Revision != 2 {
 			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 2", out, err)

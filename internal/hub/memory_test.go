@@ -362,20 +362,19 @@ func TestListMemoryPaging(t *testing.T) {
 // outcome retried with the same operation_key takes effect once.
 func TestMemoryStoreFaults(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var refusing *refusingWrite
-		var lossy *lossyWrite
-		f := newFixture(t, ad, withRefusing(&refusing), withLossy(&lossy))
+		var fw *faultStore
+		f := newFixture(t, ad, withFaults(&fw))
 		cr := f.prime(f.a)
-		refusing.set(1)
+		fw.refuse(1)
 		if out, err := saveNote(f, cr, "busy", 0, "x", ""); err != nil || out.Note.Version != 1 {
 			t.Fatalf("SaveMemory after one refusal = %+v, %v; want it retried to success", out, err)
 		}
-		refusing.set(1000)
+		fw.refuse(1000)
 		_, err := saveNote(f, cr, "busy", 1, "y", "")
 		wantCode(t, "SaveMemory while refused", err, apperr.TemporarilyUnavailable)
-		refusing.set(0)
+		fw.refuse(0)
 
-		lossy.arm()
+		fw.loseReply()
 		_, err = saveNote(f, cr, "busy", 1, "y", "lost-1")
 		wantCode(t, "SaveMemory with a lost reply", err, apperr.TemporarilyUnavailable)
 		again, err := saveNote(f, cr, "busy", 1, "y", "lost-1")

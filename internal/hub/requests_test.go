@@ -348,11 +348,11 @@ func TestRequestsListStatus(t *testing.T) {
 // original receipt, one reply, the count lowered once.
 func TestRequestRespondUncertainRetry(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var lossy *lossyWrite
-		r := setupReq(newFixture(t, ad, withLossy(&lossy)))
+		var fw *faultStore
+		r := setupReq(newFixture(t, ad, withFaults(&fw)))
 		sent := r.request("uncertain", r.b)
 		before := len(r.roomMessages())
-		lossy.arm()
+		fw.loseReply()
 		if _, err := respond(r.fixture, r.crB, "u1", sent.MessageID, 0, hub.StatusAccepted); err == nil {
 			t.Fatalf("RequestRespond with a lost answer: got success, want an uncertain failure")
 		}

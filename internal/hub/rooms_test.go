@@ -613,11 +613,11 @@ func TestMutationIdempotency(t *testing.T) {
 					}
 				})
 				t.Run("UncertainFailureRetried", func(t *testing.T) {
-					var lossy *lossyWrite
-					f := newFixture(t, ad, withLossy(&lossy))
+					var fw *faultStore
+					f := newFixture(t, ad, withFaults(&fw))
 					env, cr := newRoomEnv(f)
 					before := mu.state(f, cr, env)
-					lossy.arm()
+					fw.loseReply()
 					_, err := mu.call(f, cr, env, "uncertain", 0)
 					wantCode(t, mu.name+" with a lost reply", err, apperr.TemporarilyUnavailable)
 					out, err := mu.call(f, cr, env, "uncertain", 0)

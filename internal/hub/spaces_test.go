@@ -552,19 +552,18 @@ func TestListSpacesPaging(t *testing.T) {
 // once; an uncertain one retried with the key replays.
 func TestSpaceStoreFaults(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *refusingWrite
-		var lossy *lossyWrite
-		f := newFixture(t, ad, withRefusing(&fw), withLossy(&lossy))
+		var fw *faultStore
+		f := newFixture(t, ad, withFaults(&fw))
 		cr := f.prime(f.a)
-		fw.set(1000)
+		fw.refuse(1000)
 		_, err := createSpace(f, cr, "public", "Busy", "busy-1")
 		wantCode(t, "CreateSpace while throttled", err, apperr.TemporarilyUnavailable)
-		fw.set(0)
+		fw.refuse(0)
 		out, err := createSpace(f, cr, "public", "Busy", "busy-1")
 		if err != nil || out.Replayed {
 			t.Fatalf("retry = %+v, %v; want a fresh effect", out, err)
 		}
-		lossy.arm()
+		fw.loseReply()
 		_, err = updateSpace(f, cr, out.Space.ID, 1, "Lost reply", "active", "lost-1")
 		wantCode(t, "UpdateSpace with a lost reply", err, apperr.TemporarilyUnavailable)
 		again, err := updateSpace(f, cr, out.Space.ID, 1, "Lost reply", "active", "lost-1")
