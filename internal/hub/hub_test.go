@@ -118,6 +118,15 @@ func revisionCases(t *testing.T, n int, name func(i int) string, run func(t *tes
 	})
 }
 
+// wantCheckpointAt checks that cr's agent's checkpoint is at revision want.
+func (f *fixture) wantCheckpointAt(cr hub.Credentials, want hub.Revision, why string) {
+	f.t.Helper()
+	got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+	if err != nil || got.Checkpoint.Revision != want {
+		f.t.Fatalf("CheckpointGet = %+v, %v; want revision %d (%s)", got, err, want, why)
+	}
+}
+
 func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body string) (*hub.CheckpointOutput, error) {
 	return f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
 		Mutation:         hub.Mutation{IdempotencyKey: key},
@@ -352,10 +361,7 @@ func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 		_, err := save(f, cr, "k1", 0, "x")
 		wantCode(t, "CheckpointSave racing a profile change", err, apperr.ProfileOutdated)
 		hook = func() {}
-		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if err != nil || got.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet = %+v, %v; want revision 0 (nothing written)", got, err)
-		}
+		f.wantCheckpointAt(cr, 0, "nothing written")
 	})
 }
 
@@ -487,10 +493,7 @@ func TestCheckpointCAS(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
-		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if err != nil || got.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet = %+v, %v; want revision 0", got, err)
-		}
+		f.wantCheckpointAt(cr, 0, "none saved yet")
 		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
 			Mutation: hub.Mutation{IdempotencyKey: "k1"}, ExpectedRevision: 0,
 			BodyMD: "# state", Payload: hub.Object(`{"cursor":"abc","n":[1,2]}`),
@@ -511,16 +514,13 @@ func TestCheckpointCAS(t *testing.T) {
 		if _, err := save(f, cr, "k4", 1, "second"); err != nil {
 			t.Fatalf("CheckpointSave(1): %v", err)
 		}
-		got, _ = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
 		if got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != "second" || got.Checkpoint.Payload != nil {
 			t.Fatalf("CheckpointGet = %+v, want revision 2 'second' without payload (no merge)", got.Checkpoint)
 		}
 		// Another agent's checkpoint is its own.
 		crB := f.prime(f.b)
-		gotB, err := f.h.CheckpointGet(f.ctx, crB, hub.CheckpointGetInput{})
-		if err != nil || gotB.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet(bob) = %+v, %v; want revision 0", gotB, err)
-		}
+		f.wantCheckpointAt(crB, 0, "bob's own, none saved")
 	})
 }
 
@@ -554,10 +554,7 @@ func TestIdempotency(t *testing.T) {
 		if err != nil || !old.Replayed || old.Checkpoint.Revision != 1 {
 			t.Fatalf("late replay = %+v, %v; want revision 1 replayed", old, err)
 		}
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 2 {
-			t.Fatalf("revision = %d, want 2 (replays have no effect)", got.Checkpoint.Revision)
-		}
+		f.wantCheckpointAt(cr, 2, "replays have no effect")
 	})
 }
 
@@ -665,10 +662,7 @@ func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
 		if err != nil || !out.Replayed || out.Checkpoint.Revision != 1 {
 			t.Fatalf("retry = %+v, %v; want the committed receipt replayed", out, err)
 		}
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 1 {
-			t.Fatalf("revision %d after retry, want 1 (exactly once)", got.Checkpoint.Revision)
-		}
+		f.wantCheckpointAt(cr, 1, "after the retry: exactly once")
 	})
 }
 
