@@ -67,9 +67,7 @@ func TestCASRace(t *testing.T) {
 		{"save_memory", 2, func(t *testing.T, f *fixture) (func(int) error, func(int)) {
 			cr := f.prime(f.a)
 			cr2 := f.prime(f.a) // a second session of the same agent
-			if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
-				t.Fatalf("SaveMemory: %v", err)
-			}
+			mustCreateNote(f, cr, "plan", "v1")
 			return func(i int) error {
 					c := cr
 					if i%2 == 1 {

@@ -51,6 +51,22 @@ func listNotes(f *fixture, cr hub.Credentials, limit int) ([]string, *hub.ListMe
 	}
 }
 
+// mustCreateNote saves a new note (version 0) of cr's agent.
+func mustCreateNote(f *fixture, cr hub.Credentials, name, content string) {
+	f.t.Helper()
+	if _, err := saveNote(f, cr, name, 0, content, ""); err != nil {
+		f.t.Fatalf("SaveMemory(%s, 0): %v", name, err)
+	}
+}
+
+// wantNoteCount checks the note count list_memory reports to cr.
+func wantNoteCount(f *fixture, cr hub.Credentials, want int64, why string) {
+	f.t.Helper()
+	if _, last := listNotes(f, cr, 10); last.Total != want {
+		f.t.Errorf("ListMemory total = %d, want %d (%s)", last.Total, want, why)
+	}
+}
+
 func TestMemoryLifecycle(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
@@ -71,9 +87,7 @@ func TestMemoryLifecycle(t *testing.T) {
 		if err != nil || got.Note.Content != "second" || got.Note.Version != 2 || got.Note.CreatedAt == "" {
 			t.Fatalf("GetMemory = %+v, %v; want 'second' at version 2", got, err)
 		}
-		if _, err := saveNote(f, cr, "todo", 0, "a list", ""); err != nil {
-			t.Fatalf("SaveMemory(todo): %v", err)
-		}
+		mustCreateNote(f, cr, "todo", "a list")
 		names, last := listNotes(f, cr, 10)
 		if !slices.Equal(names, []string{"todo", "working-context"}) || last.Total != 2 || last.MaxNotes != hub.MaxMemoryNotes {
 			t.Fatalf("ListMemory = %v (total %d of %d), want [todo working-context] total 2", names, last.Total, last.MaxNotes)
@@ -99,9 +113,7 @@ func TestMemoryLifecycle(t *testing.T) {
 		if out, err := saveNote(f, cr, "working-context", 0, "reborn", ""); err != nil || out.Note.Version != 3 {
 			t.Fatalf("SaveMemory(0) after delete = %+v, %v; want version 3", out, err)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 2 {
-			t.Errorf("ListMemory total = %d, want 2", last.Total)
-		}
+		wantNoteCount(f, cr, 2, "the deleted name created again")
 	})
 }
 
@@ -109,9 +121,7 @@ func TestSaveMemoryCAS(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
-		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
+		mustCreateNote(f, cr, "plan", "v1")
 		cases := []struct {
 			name    string
 			version int64
@@ -149,9 +159,7 @@ func TestCreateOnlyUnderConcurrentCreators(t *testing.T) {
 		if want := fmt.Sprintf("creator %d", w); got.Note.Content != want || got.Note.Version != 1 {
 			t.Fatalf("after concurrent creates: %+v, want the winner's %q at version 1", got.Note, want)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 1 {
-			t.Errorf("note count = %d after one create won, want 1", last.Total)
-		}
+		wantNoteCount(f, cr, 1, "one create won")
 		// Creators of different names all succeed, and the count is exact.
 		const n = 6
 		b.arm(n) // every creator reads the same count
@@ -213,9 +221,7 @@ func TestMemoryOperationKey(t *testing.T) {
 			return out.Replayed, nil
 		})
 		// Even after the name is created again, the key answers its receipt.
-		if _, err := saveNote(f, cr, "plan", 0, "new plan", ""); err != nil {
-			t.Fatalf("SaveMemory(recreate): %v", err)
-		}
+		mustCreateNote(f, cr, "plan", "new plan")
 		late, err := deleteNote(f, cr, "plan", 1, "delete-plan")
 		if err != nil || !late.Replayed || late.Deleted != nil {
 			t.Fatalf("late delete replay = %+v, %v; want the receipt only", late, err)
@@ -223,9 +229,7 @@ func TestMemoryOperationKey(t *testing.T) {
 		if got, err := getNote(f, cr, "plan"); err != nil || got.Note.Content != "new plan" {
 			t.Fatalf("GetMemory = %+v, %v; want the recreated note untouched by the replay", got, err)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 1 {
-			t.Errorf("note count = %d, want 1", last.Total)
-		}
+		wantNoteCount(f, cr, 1, "the recreated note")
 	})
 }
 
@@ -235,9 +239,7 @@ func TestMemoryIsPrivate(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA := f.prime(f.a)
-		if _, err := saveNote(f, crA, "secret", 0, "alice's secret", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
+		mustCreateNote(f, crA, "secret", "alice's secret")
 		_, err := getNote(f, crA, "never-saved")
 		unknown := envelopeJSON(t, err)
 		for name, cr := range map[string]hub.Credentials{"SameBox": f.prime(f.b), "OtherBox": f.prime(f.other)} {
@@ -334,13 +336,9 @@ func TestListMemoryPaging(t *testing.T) {
 		for i := range 7 {
 			name := fmt.Sprintf("note-%d", i)
 			want = append(want, name)
-			if _, err := saveNote(f, crA, name, 0, "x", ""); err != nil {
-				t.Fatalf("SaveMemory: %v", err)
-			}
+			mustCreateNote(f, crA, name, "x")
 		}
-		if _, err := saveNote(f, crB, "bobs", 0, "x", ""); err != nil {
-			t.Fatalf("SaveMemory(bob): %v", err)
-		}
+		mustCreateNote(f, crB, "bobs", "x")
 		for _, limit := range []int{1, 2, 7, 100} {
 			if got, _ := listNotes(f, crA, limit); !slices.Equal(got, want) {
 				t.Errorf("ListMemory(limit %d) = %v, want %v", limit, got, want)
@@ -403,9 +401,7 @@ func TestStaleVersionOfDeletedNote(t *testing.T) {
 				cr := f.prime(f.a)
 				// Other notes come and go too: the new note must also
 				// start above their versions' reuse.
-				if _, err := saveNote(f, cr, "other", 0, "x", ""); err != nil {
-					t.Fatalf("SaveMemory(other): %v", err)
-				}
+				mustCreateNote(f, cr, "other", "x")
 				out, err := saveNote(f, cr, "plan", 0, "old incarnation", "")
 				if err != nil {
 					t.Fatalf("SaveMemory(plan, 0): %v", err)
@@ -438,9 +434,7 @@ func TestStaleVersionOfDeletedNote(t *testing.T) {
 				if err != nil || got.Note.Content != "new incarnation" || got.Note.Version != reborn.Note.Version {
 					t.Fatalf("GetMemory(plan) = %+v, %v; want the new incarnation at version %d untouched", got, err, reborn.Note.Version)
 				}
-				if _, last := listNotes(f, cr, 10); last.Total != 2 {
-					t.Errorf("ListMemory total = %d, want 2", last.Total)
-				}
+				wantNoteCount(f, cr, 2, "other and the new incarnation")
 			})
 		}
 	})
