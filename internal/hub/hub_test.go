@@ -647,48 +647,103 @@ func (w *faultStore) Write(ctx context.Context, ops []store.Op) error {
 	return err
 }
 
-func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
+// TestStoreFaults: for each tool, a refusal that outlasts the kernel's
+// retries reaches the caller as TEMPORARILY_UNAVAILABLE, retryable with a
+// hint and with nothing written, so the same call afterwards takes effect
+// afresh; a short refusal is absorbed by the retries, once; a write whose
+// reply is lost after it committed is TEMPORARILY_UNAVAILABLE, and its
+// retry with the same key answers the committed receipt: one effect.
+func TestStoreFaults(t *testing.T) {
+	cases := []struct {
+		tool string
+		// setup returns the tool's next write under key (its answer's
+		// version and whether it was a replay) and the check of the record
+		// after three effects.
+		setup func(t *testing.T, f *fixture, cr hub.Credentials) (write func(key string) (uint64, bool, error), check func())
+	}{
+		{"checkpoint_save", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var cur hub.Revision
+			return func(key string) (uint64, bool, error) {
+					out, err := save(f, cr, key, cur, "body "+key)
+					if err != nil {
+						return 0, false, err
+					}
+					cur = out.Checkpoint.Revision
+					return uint64(cur), out.Replayed, nil
+				}, func() {
+					f.wantCheckpointAt(cr, 3, "each effect once")
+				}
+		}},
+		{"save_memory", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var cur uint64
+			return func(key string) (uint64, bool, error) {
+					out, err := saveNote(f, cr, "busy", int64(cur), "x "+key, key)
+					if err != nil {
+						return 0, false, err
+					}
+					cur = out.Operation.Version
+					return cur, out.Replayed, nil
+				}, func() {
+					if got, err := getNote(f, cr, "busy"); err != nil || got.Note.Version != 3 {
+						t.Fatalf("GetMemory = %+v, %v; want version 3", got, err)
+					}
+				}
+		}},
+		{"create_space+update_space", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var id string
+			var cur uint64
+			return func(key string) (uint64, bool, error) {
+					var out *hub.SpaceMutationOutput
+					var err error
+					if id == "" {
+						out, err = createSpace(f, cr, "public", "Busy", key)
+					} else {
+						out, err = updateSpace(f, cr, id, int64(cur), "Busy "+key, "active", key)
+					}
+					if err != nil {
+						return 0, false, err
+					}
+					id, cur = out.Operation.ResourceID, out.Operation.Version
+					return cur, out.Replayed, nil
+				}, func() {
+					if n := len(mustList(f, cr)); n != 1 {
+						t.Errorf("%d spaces, want 1", n)
+					}
+				}
+		}},
+	}
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *faultStore
-		f := newFixture(t, ad, withFaults(&fw))
-		cr := f.prime(f.a)
-		fw.loseReply()
-		_, err := save(f, cr, "uncertain", 0, "body")
-		e := wantCode(t, "CheckpointSave with a lost reply", err, apperr.TemporarilyUnavailable)
-		if !e.Code.Retryable() {
-			t.Fatalf("uncertain failure is not retryable")
-		}
-		out, err := save(f, cr, "uncertain", 0, "body")
-		if err != nil || !out.Replayed || out.Checkpoint.Revision != 1 {
-			t.Fatalf("retry = %+v, %v; want the committed receipt replayed", out, err)
-		}
-		f.wantCheckpointAt(cr, 1, "after the retry: exactly once")
-	})
-}
-
-func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *faultStore
-		f := newFixture(t, ad, withFaults(&fw))
-		cr := f.prime(f.a)
-		// A short refusal is absorbed by the kernel's retry, once.
-		fw.refuse(2)
-		out, err := save(f, cr, "brief-busy", 0, "body")
-		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
-			t.Fatalf("CheckpointSave through a short refusal = %+v, %v; want revision 1", out, err)
-		}
-		// A refusal that outlasts the retries reaches the caller, with
-		// nothing written.
-		fw.refuse(1000)
-		_, err = save(f, cr, "busy", 1, "body")
-		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
-		if e.RetryAfter <= 0 {
-			t.Errorf("TEMPORARILY_UNAVAILABLE without a retry hint")
-		}
-		fw.refuse(0)
-		out, err = save(f, cr, "busy", 1, "body")
-		if err != nil || out.Replayed || out.Checkpoint.Revision != 2 {
-			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 2", out, err)
+		for _, tc := range cases {
+			t.Run(tc.tool, func(t *testing.T) {
+				var fw *faultStore
+				f := newFixture(t, ad, withFaults(&fw))
+				write, check := tc.setup(t, f, f.prime(f.a))
+				wantEffect := func(call string, want uint64, replayed bool, got uint64, gotReplayed bool, err error) {
+					t.Helper()
+					if err != nil || got != want || gotReplayed != replayed {
+						t.Fatalf("%s = version %d replayed %v, %v; want version %d replayed %v", call, got, gotReplayed, err, want, replayed)
+					}
+				}
+				fw.refuse(1000)
+				_, _, err := write("busy")
+				if e := wantCode(t, "write while throttled", err, apperr.TemporarilyUnavailable); !e.Code.Retryable() || e.RetryAfter <= 0 {
+					t.Errorf("throttled: retryable=%v retry_after=%d, want a retryable answer with a hint", e.Code.Retryable(), e.RetryAfter)
+				}
+				fw.refuse(0)
+				v, replayed, err := write("busy")
+				wantEffect("the same call once the refusals stop", 1, false, v, replayed, err)
+				fw.refuse(2)
+				v, replayed, err = write("absorbed")
+				wantEffect("a write through a short refusal", 2, false, v, replayed, err)
+				fw.loseReply()
+				_, _, err = write("lost")
+				if e := wantCode(t, "write with a lost reply", err, apperr.TemporarilyUnavailable); !e.Code.Retryable() {
+					t.Errorf("uncertain failure is not retryable")
+				}
+				v, replayed, err = write("lost")
+				wantEffect("the retry of the lost reply", 3, true, v, replayed, err)
+				check()
+			})
 		}
 	})
 }

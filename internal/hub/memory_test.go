@@ -355,33 +355,6 @@ func TestListMemoryPaging(t *testing.T) {
 	})
 }
 
-// TestMemoryStoreFaults: refusals that wrote nothing are retried inside
-// the call; persistent ones are TEMPORARILY_UNAVAILABLE; an uncertain
-// outcome retried with the same operation_key takes effect once.
-func TestMemoryStoreFaults(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *faultStore
-		f := newFixture(t, ad, withFaults(&fw))
-		cr := f.prime(f.a)
-		fw.refuse(1)
-		if out, err := saveNote(f, cr, "busy", 0, "x", ""); err != nil || out.Note.Version != 1 {
-			t.Fatalf("SaveMemory after one refusal = %+v, %v; want it retried to success", out, err)
-		}
-		fw.refuse(1000)
-		_, err := saveNote(f, cr, "busy", 1, "y", "")
-		wantCode(t, "SaveMemory while refused", err, apperr.TemporarilyUnavailable)
-		fw.refuse(0)
-
-		fw.loseReply()
-		_, err = saveNote(f, cr, "busy", 1, "y", "lost-1")
-		wantCode(t, "SaveMemory with a lost reply", err, apperr.TemporarilyUnavailable)
-		again, err := saveNote(f, cr, "busy", 1, "y", "lost-1")
-		if err != nil || !again.Replayed || again.Operation.Version != 2 {
-			t.Fatalf("retry = %+v, %v; want the committed receipt of version 2", again, err)
-		}
-	})
-}
-
 // TestStaleVersionOfDeletedNote: a version read before a note was deleted
 // stays stale after the name is created again. Were the new note to start
 // again at version 1, a client still holding the old incarnation's version

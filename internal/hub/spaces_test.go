@@ -547,35 +547,6 @@ func TestListSpacesPaging(t *testing.T) {
 	})
 }
 
-// TestSpaceStoreFaults: a refused write is TEMPORARILY_UNAVAILABLE with
-// nothing written, and a retry with the same operation_key takes effect
-// once; an uncertain one retried with the key replays.
-func TestSpaceStoreFaults(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *faultStore
-		f := newFixture(t, ad, withFaults(&fw))
-		cr := f.prime(f.a)
-		fw.refuse(1000)
-		_, err := createSpace(f, cr, "public", "Busy", "busy-1")
-		wantCode(t, "CreateSpace while throttled", err, apperr.TemporarilyUnavailable)
-		fw.refuse(0)
-		out, err := createSpace(f, cr, "public", "Busy", "busy-1")
-		if err != nil || out.Replayed {
-			t.Fatalf("retry = %+v, %v; want a fresh effect", out, err)
-		}
-		fw.loseReply()
-		_, err = updateSpace(f, cr, out.Space.ID, 1, "Lost reply", "active", "lost-1")
-		wantCode(t, "UpdateSpace with a lost reply", err, apperr.TemporarilyUnavailable)
-		again, err := updateSpace(f, cr, out.Space.ID, 1, "Lost reply", "active", "lost-1")
-		if err != nil || !again.Replayed || again.Operation.Version != 2 {
-			t.Fatalf("retry = %+v, %v; want the committed receipt of version 2", again, err)
-		}
-		if n := len(mustList(f, cr)); n != 1 {
-			t.Errorf("%d spaces, want 1", n)
-		}
-	})
-}
-
 // TestRemovedMemberLearnsNoVersion forces the creator to update a private
 // space and remove a member after the member's update read the space and
 // before it writes. The write fails both its CAS and its membership check;
