@@ -53,6 +53,16 @@ func (f *fixture) mustAgent(box, name string) *hub.AgentInfo {
 	return f.world().MustAgent(box, name)
 }
 
+// mustOpenSession opens a signed session bound to no agent yet.
+func (f *fixture) mustOpenSession() string {
+	f.t.Helper()
+	id, err := f.h.OpenSession(f.ctx, "")
+	if err != nil {
+		f.t.Fatalf("OpenSession: %v", err)
+	}
+	return id
+}
+
 // prime opens a REST session for ag and returns its credentials.
 func (f *fixture) prime(ag *hub.AgentInfo) hub.Credentials {
 	f.t.Helper()
@@ -286,10 +296,7 @@ func TestAuthFailed(t *testing.T) {
 func TestUnboundSessionBinding(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		id, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		id := f.mustOpenSession()
 		out, err := f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		if err != nil {
 			t.Fatalf("Prime on unbound session: %v", err)
