@@ -180,12 +180,7 @@ func TestRequestRespondInDM(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA, crB := f.prime(f.a), f.prime(f.b)
-		sent, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "dm"},
-			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "can you?",
-			Requests: []string{f.b.AgentID}})
-		if err != nil {
-			t.Fatalf("MessageSend(DM request): %v", err)
-		}
+		sent := f.mustSend(crA, "dm", hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "can you?", Requests: []string{f.b.AgentID}})
 		out, err := respond(f, crB, "r1", sent.MessageID, 0, hub.StatusNeedsContext)
 		if err != nil || out.Request.Destination.Kind != hub.KindDM {
 			t.Fatalf("RequestRespond in a DM = %+v, %v", out, err)
