@@ -186,9 +186,7 @@ func TestDeactivateAgent(t *testing.T) {
 func TestDeactivatedMemberRemoved(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("ops", "", f.a, f.b)
 		if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
 			t.Fatalf("DeactivateAgent: %v", err)
 		}
@@ -283,9 +281,7 @@ func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
 		f := newFixture(t, ad, withHook(&hook))
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("ops", "", f.a, f.b)
 		crA := f.prime(f.a)
 		var writes atomic.Int32
 		hook = func() {

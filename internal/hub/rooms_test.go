@@ -192,8 +192,7 @@ func TestMembershipEpochs(t *testing.T) {
 		f := newFixture(t, ad)
 		room := f.mustRoom("epochs", "")
 		f.mustRoom("other", "")
-		second := f.mustRoom("second", "")
-		f.mustAdd(second.RoomID, f.a)
+		f.mustRoom("second", "", f.a)
 		first := f.mustAdd(room.RoomID, f.a)
 		cr := f.prime(f.a)
 
@@ -311,8 +310,7 @@ func TestRoomsListPaging(t *testing.T) {
 			_, err := f.h.RoomsList(f.ctx, tc.cr, hub.RoomsListInput{Limit: 3, Cursor: tc.cursor})
 			wantCode(t, "RoomsList with cursor "+tc.name, err, apperr.CursorInvalid)
 		}
-		extra := f.mustRoom("extra", "")
-		f.mustAdd(extra.RoomID, f.a)
+		f.mustRoom("extra", "", f.a)
 		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 3, Cursor: page.NextCursor})
 		wantCode(t, "RoomsList after a membership was added", err, apperr.CursorInvalid)
 		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 101})
@@ -323,8 +321,7 @@ func TestRoomsListPaging(t *testing.T) {
 func TestRoomRoster(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("crowd", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("crowd", "", f.a)
 		for i := range hub.MaxRosterMembers + 4 {
 			f.mustAdd(room.RoomID, f.mustAgent(f.box, fmt.Sprintf("member-%02d", i)))
 		}
@@ -366,9 +363,7 @@ func TestRoomBriefCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var bar *writeBarrier
 		f := newFixture(t, ad, withBarrier(&bar))
-		room := f.mustRoom("race", "base")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("race", "base", f.a, f.b)
 		crs := []hub.Credentials{f.prime(f.a), f.prime(f.b)}
 		winner := race(t, bar, 8, 2, func(i int) error {
 			_, err := appendBrief(f, crs[i%2], fmt.Sprintf("racer-%d", i), room.RoomID, 1, fmt.Sprintf("note from racer %d", i))
@@ -487,8 +482,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 func TestRoomBriefLimits(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("limits", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("limits", "", f.a)
 		cr := f.prime(f.a)
 		chunk := strings.Repeat("é", hub.MaxBodyMDBytes/2)
 		cases := []struct {
