@@ -87,6 +87,10 @@ func forEachAdapterSerial(t *testing.T, fn func(t *testing.T, ad teststores.Adap
 	hubtest.ForEachAdapterSerial(t, fn)
 }
 
+// errOf is the error of a call's two results, for a table row whose call
+// matters only by its error.
+func errOf[T any](_ T, err error) error { return err }
+
 func wantCode(t *testing.T, call string, err error, want apperr.Code) *apperr.Error {
 	t.Helper()
 	return hubtest.WantCode(t, call, err, want)

@@ -664,20 +664,19 @@ func TestAdminRooms(t *testing.T) {
 			call func() error
 			want apperr.Code
 		}{
-			{"CreateRoomUnknownBox", func() error { _, err := adm.CreateRoom(f.ctx, unknown, "x", ""); return err }, apperr.NotFoundOrForbidden},
-			{"CreateRoomBadBox", func() error { _, err := adm.CreateRoom(f.ctx, "box", "x", ""); return err }, apperr.InvalidArgument},
-			{"CreateRoomEmptyName", func() error { _, err := adm.CreateRoom(f.ctx, f.box, " ", ""); return err }, apperr.InvalidArgument},
+			{"CreateRoomUnknownBox", func() error { return errOf(adm.CreateRoom(f.ctx, unknown, "x", "")) }, apperr.NotFoundOrForbidden},
+			{"CreateRoomBadBox", func() error { return errOf(adm.CreateRoom(f.ctx, "box", "x", "")) }, apperr.InvalidArgument},
+			{"CreateRoomEmptyName", func() error { return errOf(adm.CreateRoom(f.ctx, f.box, " ", "")) }, apperr.InvalidArgument},
 			{"CreateRoomBriefTooLarge", func() error {
-				_, err := adm.CreateRoom(f.ctx, f.box, "x", strings.Repeat("a", hub.MaxBriefBytes+1))
-				return err
+				return errOf(adm.CreateRoom(f.ctx, f.box, "x", strings.Repeat("a", hub.MaxBriefBytes+1)))
 			}, apperr.LimitExceeded},
-			{"AddUnknownRoom", func() error { _, err := adm.AddMember(f.ctx, unknown, f.a.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"AddUnknownAgent", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, unknown); return err }, apperr.NotFoundOrForbidden},
-			{"AddAgentOfAnotherBox", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, f.other.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"RemoveNonMember", func() error { _, err := adm.RemoveMember(f.ctx, room.RoomID, f.b.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"ArchiveUnknown", func() error { _, err := adm.ArchiveRoom(f.ctx, unknown); return err }, apperr.NotFoundOrForbidden},
-			{"ListRoomsBadBox", func() error { _, err := adm.ListRooms(f.ctx, "x"); return err }, apperr.InvalidArgument},
-			{"ListingUnknownAgent", func() error { _, err := adm.SetDirectoryListed(f.ctx, unknown, true); return err }, apperr.NotFoundOrForbidden},
+			{"AddUnknownRoom", func() error { return errOf(adm.AddMember(f.ctx, unknown, f.a.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"AddUnknownAgent", func() error { return errOf(adm.AddMember(f.ctx, room.RoomID, unknown)) }, apperr.NotFoundOrForbidden},
+			{"AddAgentOfAnotherBox", func() error { return errOf(adm.AddMember(f.ctx, room.RoomID, f.other.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"RemoveNonMember", func() error { return errOf(adm.RemoveMember(f.ctx, room.RoomID, f.b.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"ArchiveUnknown", func() error { return errOf(adm.ArchiveRoom(f.ctx, unknown)) }, apperr.NotFoundOrForbidden},
+			{"ListRoomsBadBox", func() error { return errOf(adm.ListRooms(f.ctx, "x")) }, apperr.InvalidArgument},
+			{"ListingUnknownAgent", func() error { return errOf(adm.SetDirectoryListed(f.ctx, unknown, true)) }, apperr.NotFoundOrForbidden},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) { wantCode(t, tc.name, tc.call(), tc.want) })

@@ -192,16 +192,10 @@ func TestSpaceAuthorization(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				calls := map[string]func() error{
-					"GetSpace": func() error { _, err := getSpace(f, tc.cr, tc.space); return err },
-					"UpdateSpace": func() error {
-						_, err := updateSpace(f, tc.cr, tc.space, 1, "Hijack", "active", "")
-						return err
-					},
-					"AddSpaceMember": func() error { _, err := addMember(f, tc.cr, tc.space, f.b.AgentID); return err },
-					"RemoveSpaceMember": func() error {
-						_, err := removeMember(f, tc.cr, tc.space, f.a.AgentID)
-						return err
-					},
+					"GetSpace":          func() error { return errOf(getSpace(f, tc.cr, tc.space)) },
+					"UpdateSpace":       func() error { return errOf(updateSpace(f, tc.cr, tc.space, 1, "Hijack", "active", "")) },
+					"AddSpaceMember":    func() error { return errOf(addMember(f, tc.cr, tc.space, f.b.AgentID)) },
+					"RemoveSpaceMember": func() error { return errOf(removeMember(f, tc.cr, tc.space, f.a.AgentID)) },
 				}
 				for name, call := range calls {
 					err := call()
