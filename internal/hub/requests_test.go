@@ -33,11 +33,8 @@ func newReqFixture(t *testing.T, ad teststores.Adapter) *reqFixture {
 func setupReq(f *fixture) *reqFixture {
 	r := &reqFixture{fixture: f}
 	r.c, r.d = f.mustAgent(f.box, "carol"), f.mustAgent(f.box, "dave")
-	room := f.mustRoom("work", "")
+	room := f.mustRoom("work", "", f.a, f.b, r.c)
 	r.room = room.RoomID
-	for _, ag := range []*hub.AgentInfo{f.a, f.b, r.c} {
-		f.mustAdd(room.RoomID, ag)
-	}
 	r.crA, r.crB, r.crC, r.crD, r.crOther = f.prime(f.a), f.prime(f.b), f.prime(r.c), f.prime(r.d), f.prime(f.other)
 	r.roomDest = hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}
 	return r
@@ -62,6 +59,15 @@ func (r *reqFixture) request(body string, to ...*hub.AgentInfo) *hub.MessageSend
 func respond(f *fixture, cr hub.Credentials, key, msg string, rev hub.Revision, status string, files ...hub.FileRefInput) (*hub.RequestRespondOutput, error) {
 	return f.h.RequestRespond(f.ctx, cr, hub.RequestRespondInput{Mutation: hub.Mutation{IdempotencyKey: key},
 		RequestMessageID: msg, ExpectedRevision: rev, Status: status, BodyMD: "re: " + status, Files: files})
+}
+
+// mustAnswer declares status on an open request (expected revision 0) as
+// cr's agent.
+func (r *reqFixture) mustAnswer(cr hub.Credentials, key, msg, status string) {
+	r.t.Helper()
+	if _, err := respond(r.fixture, cr, key, msg, 0, status); err != nil {
+		r.t.Fatalf("RequestRespond(%s, %s): %v", key, status, err)
+	}
 }
 
 func openCount(t *testing.T, f *fixture, ag *hub.AgentInfo) int64 {
@@ -304,9 +310,7 @@ func TestRequestsListStatus(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		r := newReqFixture(t, ad)
 		sent := r.request("two asks", r.b, r.c)
-		if _, err := respond(r.fixture, r.crC, "c1", sent.MessageID, 0, hub.StatusDeclined); err != nil {
-			t.Fatalf("RequestRespond: %v", err)
-		}
+		r.mustAnswer(r.crC, "c1", sent.MessageID, hub.StatusDeclined)
 		out, err := r.h.RequestsList(r.ctx, r.crA, hub.RequestsListInput{Direction: hub.DirectionOutgoing})
 		if err != nil || len(out.Requests) != 2 || out.NextCursor != "" {
 			t.Fatalf("RequestsList(outgoing) = %+v, %v; want two entries, complete", out, err)
