@@ -43,9 +43,9 @@ func TestAddAgentListedWithCardRole(t *testing.T) {
 		}
 		const unknown = "0f0f0f0f-0000-4000-8000-000000000000"
 		for name, call := range map[string]func() error{
-			"ListAgents": func() error { _, err := admin.ListAgents(f.ctx, unknown); return err },
-			"ListRooms":  func() error { _, err := admin.ListRooms(f.ctx, unknown); return err },
-			"AddAgent":   func() error { _, err := admin.AddAgent(f.ctx, hub.NewAgent{Box: unknown, Name: "x"}); return err },
+			"ListAgents": func() error { return errOf(admin.ListAgents(f.ctx, unknown)) },
+			"ListRooms":  func() error { return errOf(admin.ListRooms(f.ctx, unknown)) },
+			"AddAgent":   func() error { return errOf(admin.AddAgent(f.ctx, hub.NewAgent{Box: unknown, Name: "x"})) },
 		} {
 			if e := apperr.Normalize(call()); e.Code != apperr.NotFoundOrForbidden || !strings.Contains(e.Message, unknown) {
 				t.Errorf("%s(unknown box) = %v, want NOT_FOUND_OR_FORBIDDEN naming the box", name, e)

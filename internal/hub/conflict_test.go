@@ -124,10 +124,7 @@ func TestConflictReplaysDuplicates(t *testing.T) {
 		if got := cw.refused.Load(); got != 5 {
 			t.Fatalf("engine conflicts injected = %d, want 5 (the path under test did not run)", got)
 		}
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 1 {
-			t.Fatalf("revision %d after conflicting duplicates, want 1", got.Checkpoint.Revision)
-		}
+		f.wantCheckpointAt(cr, 1, "after conflicting duplicates")
 	})
 }
 

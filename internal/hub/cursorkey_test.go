@@ -18,9 +18,7 @@ func TestTamperedCursor(t *testing.T) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
 		for i := range 3 {
-			if _, err := saveNote(f, cr, fmt.Sprintf("note-%d", i), 0, "x", ""); err != nil {
-				t.Fatalf("SaveMemory: %v", err)
-			}
+			mustCreateNote(f, cr, fmt.Sprintf("note-%d", i), "x")
 		}
 		page, err := f.h.ListMemory(f.ctx, cr, hub.ListMemoryInput{Data: hub.ListMemoryData{Limit: 1}})
 		if err != nil || page.NextCursor == "" {

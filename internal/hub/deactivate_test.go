@@ -186,9 +186,7 @@ func TestDeactivateAgent(t *testing.T) {
 func TestDeactivatedMemberRemoved(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("ops", "", f.a, f.b)
 		if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
 			t.Fatalf("DeactivateAgent: %v", err)
 		}
@@ -282,10 +280,8 @@ func memberCount(t *testing.T, f *fixture, room string) int64 {
 func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		f := newFixture(t, ad, withHook(&hook))
+		room := f.mustRoom("ops", "", f.a, f.b)
 		crA := f.prime(f.a)
 		var writes atomic.Int32
 		hook = func() {
@@ -318,7 +314,7 @@ func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 func TestDeactivationOvertakesInFlightMutation(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		crB := f.prime(f.b)
 		var once sync.Once
 		hook = func() {

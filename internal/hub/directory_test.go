@@ -5,13 +5,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 	"github.com/google/uuid"
 )
@@ -160,18 +158,12 @@ func TestDirectoryUpdateSelfLimits(t *testing.T) {
 		{"SkillEmpty", hub.DirectoryUpdateSelfInput{Skills: skills(" ")}, apperr.InvalidArgument},
 		{"SkillsDuplicateAfterFolding", hub.DirectoryUpdateSelfInput{Skills: skills("Go", "GO")}, apperr.InvalidArgument},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		rev := hub.Revision(0)
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				tc.in.IdempotencyKey, tc.in.ExpectedRevision = fmt.Sprintf("lim-%d", i), rev
-				out, err := f.h.DirectoryUpdateSelf(f.ctx, cr, tc.in)
-				if wantLimit(t, "DirectoryUpdateSelf", err, tc.want, "ééé", "aaa") {
-					rev = out.Card.Revision
-				}
-			})
+	revisionCases(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision) {
+		tc := cases[i]
+		tc.in.IdempotencyKey, tc.in.ExpectedRevision = fmt.Sprintf("lim-%d", i), *rev
+		out, err := f.h.DirectoryUpdateSelf(f.ctx, cr, tc.in)
+		if wantLimit(t, "DirectoryUpdateSelf", err, tc.want, "ééé", "aaa") {
+			*rev = out.Card.Revision
 		}
 	})
 }
@@ -198,39 +190,17 @@ func TestDirectoryUpdateSelfOwnerFieldsRefused(t *testing.T) {
 	}
 }
 
-func TestDirectoryUpdateSelfCASRace(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		winner := race(t, b, 8, 1, func(i int) error {
-			_, err := updateCard(f, cr, fmt.Sprintf("racer-%d", i), 0, fmt.Sprintf("role of racer %d", i))
-			return err
-		})
-		got, err := f.h.DirectoryGet(f.ctx, cr, hub.DirectoryGetInput{AgentID: f.a.AgentID})
-		if err != nil || got.Card.Revision != 1 || got.Card.Role != fmt.Sprintf("role of racer %d", winner) {
-			t.Errorf("card after race = %+v, %v; want racer %d's role at revision 1", got, err, winner)
-		}
-	})
-}
-
 // TestDirectoryListingChangeBetweenReadAndWrite forces the owner to unlist
 // the agent after directory_update_self read the agent record and before it
 // writes: the write must not put a listed card back in the index.
 func TestDirectoryListingChangeBetweenReadAndWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var hook atomic.Pointer[func()]
-		f := newFixture(t, ad, func(s store.Store) store.Store {
-			return &beforeWrite{Store: s, hook: func() {
-				if fn := hook.Swap(nil); fn != nil {
-					(*fn)()
-				}
-			}}
-		})
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		f.mustList(f.a, true)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		unlist := func() { f.mustList(f.a, false) }
-		hook.Store(&unlist)
+		hook.set(unlist)
 		// The kernel runs the call again on the owner's new record: the
 		// update succeeds, and the card it writes is unlisted.
 		if _, err := updateCard(f, crA, "k", 0, "sneaky"); err != nil {

@@ -236,17 +236,13 @@ func TestExportAndReportsRecordNoReceipt(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA, crB := f.prime(f.a), f.prime(f.b)
-		sent, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m"},
-			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "hi",
+		sent := f.mustSend(crA, "m", hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "hi",
 			Files: []hub.FileRefInput{{URL: "https://example.com/a", DisplayName: "a"}}})
-		if err != nil {
-			t.Fatalf("MessageSend: %v", err)
-		}
 		exportAll(t, f, crB, sent.MessageID, hub.FormatMarkdown, 0)
 		if _, err := f.h.FileReportsList(f.ctx, crB, hub.FileReportsListInput{MessageID: sent.MessageID}); err != nil {
 			t.Fatalf("FileReportsList: %v", err)
 		}
-		_, err = f.h.InboxAck(f.ctx, crB, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "a"}, InboxSeqs: []hub.Revision{1}})
+		_, err := f.h.InboxAck(f.ctx, crB, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "a"}, InboxSeqs: []hub.Revision{1}})
 		wantCode(t, "InboxAck after only an export", err, apperr.InvalidArgument)
 		p, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.b.BoxKey}, hub.PrimeInput{})
 		if err != nil || p.UnreadCount != 1 {

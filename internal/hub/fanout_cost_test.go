@@ -102,9 +102,7 @@ func TestFanoutCostIsLinear(t *testing.T) {
 		}
 		var m *teststores.Metered
 		f := newFixture(t, ad, func(s store.Store) store.Store { m = teststores.NewMetered(s); return m })
-		room := f.mustRoom("town", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("town", "", f.a, f.b)
 		cr := f.prime(f.a)
 		body := strings.Repeat("x", 1000)
 

@@ -53,6 +53,16 @@ func (f *fixture) mustAgent(box, name string) *hub.AgentInfo {
 	return f.world().MustAgent(box, name)
 }
 
+// mustOpenSession opens a signed session bound to no agent yet.
+func (f *fixture) mustOpenSession() string {
+	f.t.Helper()
+	id, err := f.h.OpenSession(f.ctx, "")
+	if err != nil {
+		f.t.Fatalf("OpenSession: %v", err)
+	}
+	return id
+}
+
 // prime opens a REST session for ag and returns its credentials.
 func (f *fixture) prime(ag *hub.AgentInfo) hub.Credentials {
 	f.t.Helper()
@@ -76,6 +86,10 @@ func forEachAdapterInBubble(t *testing.T, fn func(t *testing.T, ad teststores.Ad
 func forEachAdapterSerial(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
 	hubtest.ForEachAdapterSerial(t, fn)
 }
+
+// errOf is the error of a call's two results, for a table row whose call
+// matters only by its error.
+func errOf[T any](_ T, err error) error { return err }
 
 func wantCode(t *testing.T, call string, err error, want apperr.Code) *apperr.Error {
 	t.Helper()
@@ -101,6 +115,30 @@ func wantLimit(t *testing.T, call string, err error, want apperr.Code, echo ...s
 		}
 	}
 	return false
+}
+
+// revisionCases runs run(i) as the subtest name(i), for i below n in order,
+// on every adapter, each adapter on one fixture with alice primed: rev is
+// the revision her last write that passed left (0 before any), and run
+// moves it when its write passes.
+func revisionCases(t *testing.T, n int, name func(i int) string, run func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision)) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		cr := f.prime(f.a)
+		rev := hub.Revision(0)
+		for i := range n {
+			t.Run(name(i), func(t *testing.T) { run(t, f, cr, i, &rev) })
+		}
+	})
+}
+
+// wantCheckpointAt checks that cr's agent's checkpoint is at revision want.
+func (f *fixture) wantCheckpointAt(cr hub.Credentials, want hub.Revision, why string) {
+	f.t.Helper()
+	got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+	if err != nil || got.Checkpoint.Revision != want {
+		f.t.Fatalf("CheckpointGet = %+v, %v; want revision %d (%s)", got, err, want, why)
+	}
 }
 
 func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body string) (*hub.CheckpointOutput, error) {
@@ -262,10 +300,7 @@ func TestAuthFailed(t *testing.T) {
 func TestUnboundSessionBinding(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		id, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		id := f.mustOpenSession()
 		out, err := f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		if err != nil {
 			t.Fatalf("Prime on unbound session: %v", err)
@@ -324,7 +359,7 @@ func TestProfileOutdated(t *testing.T) {
 func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		cr := f.prime(f.a)
 		var fired atomic.Bool
 		hook = func() {
@@ -337,10 +372,7 @@ func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 		_, err := save(f, cr, "k1", 0, "x")
 		wantCode(t, "CheckpointSave racing a profile change", err, apperr.ProfileOutdated)
 		hook = func() {}
-		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if err != nil || got.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet = %+v, %v; want revision 0 (nothing written)", got, err)
-		}
+		f.wantCheckpointAt(cr, 0, "nothing written")
 	})
 }
 
@@ -368,7 +400,7 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 		t.Run(rc.name, func(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				hook := func() {}
-				f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+				f := newFixture(t, ad, withHook(&hook))
 				cr := f.prime(f.a)
 				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer"}`)); err != nil {
 					t.Fatalf("SetProfile: %v", err)
@@ -406,7 +438,7 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 func TestCloseSessionRacingSessionWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
+		f := newFixture(t, ad, withHook(&hook))
 		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey)
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
@@ -446,14 +478,33 @@ func (b *beforeWrite) Write(ctx context.Context, ops []store.Op) error {
 	return b.Store.Write(ctx, ops)
 }
 
+// withHook runs *hook before every write; the test sets it as it goes.
+func withHook(hook *func()) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { (*hook)() }} }
+}
+
+// onceHook holds a function the next write runs first, once (withOnceHook).
+type onceHook struct{ fn atomic.Pointer[func()] }
+
+// set arms fn for the next write.
+func (h *onceHook) set(fn func()) { h.fn.Store(&fn) }
+
+// withOnceHook runs h's armed function, if any, before a write, disarming it.
+func withOnceHook(h *onceHook) func(store.Store) store.Store {
+	return func(s store.Store) store.Store {
+		return &beforeWrite{Store: s, hook: func() {
+			if fn := h.fn.Swap(nil); fn != nil {
+				(*fn)()
+			}
+		}}
+	}
+}
+
 func TestCheckpointCAS(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
-		got, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if err != nil || got.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet = %+v, %v; want revision 0", got, err)
-		}
+		f.wantCheckpointAt(cr, 0, "none saved yet")
 		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
 			Mutation: hub.Mutation{IdempotencyKey: "k1"}, ExpectedRevision: 0,
 			BodyMD: "# state", Payload: hub.Object(`{"cursor":"abc","n":[1,2]}`),
@@ -474,35 +525,13 @@ func TestCheckpointCAS(t *testing.T) {
 		if _, err := save(f, cr, "k4", 1, "second"); err != nil {
 			t.Fatalf("CheckpointSave(1): %v", err)
 		}
-		got, _ = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
 		if got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != "second" || got.Checkpoint.Payload != nil {
 			t.Fatalf("CheckpointGet = %+v, want revision 2 'second' without payload (no merge)", got.Checkpoint)
 		}
 		// Another agent's checkpoint is its own.
 		crB := f.prime(f.b)
-		gotB, err := f.h.CheckpointGet(f.ctx, crB, hub.CheckpointGetInput{})
-		if err != nil || gotB.Checkpoint.Revision != 0 {
-			t.Fatalf("CheckpointGet(bob) = %+v, %v; want revision 0", gotB, err)
-		}
-	})
-}
-
-func TestCheckpointCASRace(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		if _, err := save(f, cr, "seed", 0, "v1"); err != nil {
-			t.Fatalf("CheckpointSave: %v", err)
-		}
-		winner := race(t, b, 8, 2, func(i int) error {
-			_, err := save(f, cr, fmt.Sprintf("racer-%d", i), 1, fmt.Sprintf("from racer %d", i))
-			return err
-		})
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if want := fmt.Sprintf("from racer %d", winner); got.Checkpoint.Revision != 2 || got.Checkpoint.BodyMD != want {
-			t.Fatalf("after race: %+v, want revision 2 with %q", got.Checkpoint, want)
-		}
+		f.wantCheckpointAt(crB, 0, "bob's own, none saved")
 	})
 }
 
@@ -536,10 +565,7 @@ func TestIdempotency(t *testing.T) {
 		if err != nil || !old.Replayed || old.Checkpoint.Revision != 1 {
 			t.Fatalf("late replay = %+v, %v; want revision 1 replayed", old, err)
 		}
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 2 {
-			t.Fatalf("revision = %d, want 2 (replays have no effect)", got.Checkpoint.Revision)
-		}
+		f.wantCheckpointAt(cr, 2, "replays have no effect")
 	})
 }
 
@@ -590,121 +616,145 @@ func TestIdempotencyCanonicalPayload(t *testing.T) {
 	})
 }
 
-// TestConcurrentDuplicates forces the interleaving in which every
-// duplicate has read (and found no record) before any writes: the losers
-// must answer the winner's receipt from the failed write, not run twice.
-func TestConcurrentDuplicates(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		duplicates(t, b, 10, func() (bool, error) {
-			out, err := save(f, cr, "dup", 0, "once")
-			if err != nil {
-				return false, err
-			}
-			if out.Checkpoint.Revision != 1 {
-				return false, fmt.Errorf("revision %d, want 1", out.Checkpoint.Revision)
-			}
-			return out.Replayed, nil
-		})
-		retry, err := save(f, cr, "dup", 0, "once")
-		if err != nil || !retry.Replayed || retry.Checkpoint.Revision != 1 {
-			t.Fatalf("retry = %+v, %v; want replay of revision 1", retry, err)
-		}
-	})
-}
-
-// lossyWrite commits a write and then reports a failure, as a timeout after
-// the engine committed does: the one fault a real engine cannot be asked to
-// produce.
-type lossyWrite struct {
+// faultStore injects the write faults a real engine cannot be asked for
+// on demand: it refuses the next n writes as a throttled engine does
+// (refuse), and it commits a write and then reports a failure, as a
+// timeout after the engine committed does (loseReply).
+type faultStore struct {
 	store.Store
-	mu    sync.Mutex
-	armed bool
+	mu       sync.Mutex
+	refusals int
+	lose     bool
 }
 
-func (l *lossyWrite) Write(ctx context.Context, ops []store.Op) error {
-	l.mu.Lock()
-	armed := l.armed
-	l.armed = false
-	l.mu.Unlock()
-	err := l.Store.Write(ctx, ops)
-	if armed && err == nil {
+// withFaults wraps the store in a faultStore, set into *w.
+func withFaults(w **faultStore) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *w = &faultStore{Store: s}; return *w }
+}
+
+// refuse makes the next n writes fail with nothing written (0: none).
+func (w *faultStore) refuse(n int) { w.mu.Lock(); w.refusals = n; w.mu.Unlock() }
+
+// loseReply makes the next write that is not refused commit and then fail.
+func (w *faultStore) loseReply() { w.mu.Lock(); w.lose = true; w.mu.Unlock() }
+
+func (w *faultStore) Write(ctx context.Context, ops []store.Op) error {
+	w.mu.Lock()
+	refuse := w.refusals > 0
+	lose := !refuse && w.lose
+	if refuse {
+		w.refusals--
+	} else {
+		w.lose = false
+	}
+	w.mu.Unlock()
+	if refuse {
+		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
+	}
+	err := w.Store.Write(ctx, ops)
+	if lose && err == nil {
 		return context.DeadlineExceeded
 	}
 	return err
 }
 
-func TestUncertainFailureRetriedTakesEffectOnce(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var lossy *lossyWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
-		cr := f.prime(f.a)
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
-		_, err := save(f, cr, "uncertain", 0, "body")
-		e := wantCode(t, "CheckpointSave with a lost reply", err, apperr.TemporarilyUnavailable)
-		if !e.Code.Retryable() {
-			t.Fatalf("uncertain failure is not retryable")
-		}
-		out, err := save(f, cr, "uncertain", 0, "body")
-		if err != nil || !out.Replayed || out.Checkpoint.Revision != 1 {
-			t.Fatalf("retry = %+v, %v; want the committed receipt replayed", out, err)
-		}
-		got, _ := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
-		if got.Checkpoint.Revision != 1 {
-			t.Fatalf("revision %d after retry, want 1 (exactly once)", got.Checkpoint.Revision)
-		}
-	})
-}
-
-// refusingWrite refuses the next n writes as a throttled engine does.
-type refusingWrite struct {
-	store.Store
-	mu sync.Mutex
-	n  int
-}
-
-func (r *refusingWrite) set(n int) { r.mu.Lock(); r.n = n; r.mu.Unlock() }
-
-func (r *refusingWrite) Write(ctx context.Context, ops []store.Op) error {
-	r.mu.Lock()
-	refuse := r.n > 0
-	if refuse {
-		r.n--
+// TestStoreFaults: for each tool, a refusal that outlasts the kernel's
+// retries reaches the caller as TEMPORARILY_UNAVAILABLE, retryable with a
+// hint and with nothing written, so the same call afterwards takes effect
+// afresh; a short refusal is absorbed by the retries, once; a write whose
+// reply is lost after it committed is TEMPORARILY_UNAVAILABLE, and its
+// retry with the same key answers the committed receipt: one effect.
+func TestStoreFaults(t *testing.T) {
+	cases := []struct {
+		tool string
+		// setup returns the tool's next write under key (its answer's
+		// version and whether it was a replay) and the check of the record
+		// after three effects.
+		setup func(t *testing.T, f *fixture, cr hub.Credentials) (write func(key string) (uint64, bool, error), check func())
+	}{
+		{"checkpoint_save", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var cur hub.Revision
+			return func(key string) (uint64, bool, error) {
+					out, err := save(f, cr, key, cur, "body "+key)
+					if err != nil {
+						return 0, false, err
+					}
+					cur = out.Checkpoint.Revision
+					return uint64(cur), out.Replayed, nil
+				}, func() {
+					f.wantCheckpointAt(cr, 3, "each effect once")
+				}
+		}},
+		{"save_memory", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var cur uint64
+			return func(key string) (uint64, bool, error) {
+					out, err := saveNote(f, cr, "busy", int64(cur), "x "+key, key)
+					if err != nil {
+						return 0, false, err
+					}
+					cur = out.Operation.Version
+					return cur, out.Replayed, nil
+				}, func() {
+					if got, err := getNote(f, cr, "busy"); err != nil || got.Note.Version != 3 {
+						t.Fatalf("GetMemory = %+v, %v; want version 3", got, err)
+					}
+				}
+		}},
+		{"create_space+update_space", func(t *testing.T, f *fixture, cr hub.Credentials) (func(string) (uint64, bool, error), func()) {
+			var id string
+			var cur uint64
+			return func(key string) (uint64, bool, error) {
+					var out *hub.SpaceMutationOutput
+					var err error
+					if id == "" {
+						out, err = createSpace(f, cr, "public", "Busy", key)
+					} else {
+						out, err = updateSpace(f, cr, id, int64(cur), "Busy "+key, "active", key)
+					}
+					if err != nil {
+						return 0, false, err
+					}
+					id, cur = out.Operation.ResourceID, out.Operation.Version
+					return cur, out.Replayed, nil
+				}, func() {
+					if n := len(mustList(f, cr)); n != 1 {
+						t.Errorf("%d spaces, want 1", n)
+					}
+				}
+		}},
 	}
-	r.mu.Unlock()
-	if refuse {
-		return fmt.Errorf("throttled: %w", store.ErrUnavailable)
-	}
-	return r.Store.Write(ctx, ops)
-}
-
-func TestUnavailableRetriedTakesEffectOnce(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *refusingWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
-		cr := f.prime(f.a)
-		// A short refusal is absorbed by the kernel's retry, once.
-		fw.set(2)
-		out, err := save(f, cr, "brief-busy", 0, "body")
-		if err != nil || out.Replayed || out.Checkpoint.Revision != 1 {
-			t.Fatalf("CheckpointSave through a short refusal = %+v, %v; want revision 1", out, err)
-		}
-		// A refusal that outlasts the retries reaches the caller, with
-		// nothing written.
-		fw.set(1000)
-		_, err = save(f, cr, "busy", 1, "body")
-		e := wantCode(t, "CheckpointSave while throttled", err, apperr.TemporarilyUnavailable)
-		if e.RetryAfter <= 0 {
-			t.Errorf("TEMPORARILY_UNAVAILABLE without a retry hint")
-		}
-		fw.set(0)
-		out, err = save(f, cr, "busy", 1, "body")
-		if err != nil || out.Replayed || out.Checkpoint.Revision != 2 {
-			t.Fatalf("retry = %+v, %v; want a fresh effect at revision 2", out, err)
+		for _, tc := range cases {
+			t.Run(tc.tool, func(t *testing.T) {
+				var fw *faultStore
+				f := newFixture(t, ad, withFaults(&fw))
+				write, check := tc.setup(t, f, f.prime(f.a))
+				wantEffect := func(call string, want uint64, replayed bool, got uint64, gotReplayed bool, err error) {
+					t.Helper()
+					if err != nil || got != want || gotReplayed != replayed {
+						t.Fatalf("%s = version %d replayed %v, %v; want version %d replayed %v", call, got, gotReplayed, err, want, replayed)
+					}
+				}
+				fw.refuse(1000)
+				_, _, err := write("busy")
+				if e := wantCode(t, "write while throttled", err, apperr.TemporarilyUnavailable); !e.Code.Retryable() || e.RetryAfter <= 0 {
+					t.Errorf("throttled: retryable=%v retry_after=%d, want a retryable answer with a hint", e.Code.Retryable(), e.RetryAfter)
+				}
+				fw.refuse(0)
+				v, replayed, err := write("busy")
+				wantEffect("the same call once the refusals stop", 1, false, v, replayed, err)
+				fw.refuse(2)
+				v, replayed, err = write("absorbed")
+				wantEffect("a write through a short refusal", 2, false, v, replayed, err)
+				fw.loseReply()
+				_, _, err = write("lost")
+				if e := wantCode(t, "write with a lost reply", err, apperr.TemporarilyUnavailable); !e.Code.Retryable() {
+					t.Errorf("uncertain failure is not retryable")
+				}
+				v, replayed, err = write("lost")
+				wantEffect("the retry of the lost reply", 3, true, v, replayed, err)
+				check()
+			})
 		}
 	})
 }
@@ -729,20 +779,14 @@ func TestCheckpointLimits(t *testing.T) {
 		{"PayloadOverLimit", "x", `{"s":"` + strings.Repeat("a", 8192-7) + `"}`, apperr.LimitExceeded},
 		{"PayloadNotObject", "x", `[1,2]`, apperr.InvalidArgument},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		rev := hub.Revision(0)
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
-					Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: rev,
-					BodyMD: tc.body, Payload: hub.Object(tc.payload),
-				})
-				if wantLimit(t, "CheckpointSave", err, tc.want, "aaaa", "éé") {
-					rev = out.Checkpoint.Revision
-				}
-			})
+	revisionCases(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision) {
+		tc := cases[i]
+		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
+			Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("lim-%d", i)}, ExpectedRevision: *rev,
+			BodyMD: tc.body, Payload: hub.Object(tc.payload),
+		})
+		if wantLimit(t, "CheckpointSave", err, tc.want, "aaaa", "éé") {
+			*rev = out.Checkpoint.Revision
 		}
 	})
 }

@@ -116,8 +116,7 @@ func TestNoOpMutationRemembersItsKey(t *testing.T) {
 func TestStreamSequence(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("ops", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("ops", "", f.a)
 		cr := f.prime(f.a)
 		for want := hub.Revision(1); want <= 3; want++ {
 			out, err := sendRoom(f, cr, fmt.Sprintf("s%d", want), room.RoomID, "hi", nil, nil)

@@ -38,8 +38,7 @@ func TestReplayFinishesOpenIntent(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var fw *afterFirstWrite
 		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &afterFirstWrite{Store: s}; return fw })
-		room := f.mustRoom("crowd", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("crowd", "", f.a)
 		const n = 50 // followers of all: more rows than one write holds
 		followers := make([]*hub.AgentInfo, n)
 		for i := range followers {

@@ -398,9 +398,7 @@ func TestSpaceQuota(t *testing.T) {
 func TestRoomMemberCap(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad).limited(limits.Config{RoomMembers: 2})
-		room := f.mustRoom("small", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("small", "", f.a, f.b)
 		f.mustAdd(room.RoomID, f.b) // already a member: unchanged, allowed
 		carol := f.mustAgent(f.box, "carol")
 		_, err := f.h.Admin().AddMember(f.ctx, room.RoomID, carol.AgentID)
@@ -444,8 +442,7 @@ func TestRateOpsFitTheWrite(t *testing.T) {
 		f := newFixture(t, ad)
 		huge := limits.Rate{PerSecond: 1e6, Burst: 1e6}
 		lf := f.limited(limits.Config{AgentMutations: huge, BoxMutations: huge})
-		room := f.mustRoom("crowd", "brief")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("crowd", "brief", f.a)
 		cr := lf.prime(f.a)
 		for i := range 52 {
 			ag := f.mustAgent(f.box, fmt.Sprint("m", i))

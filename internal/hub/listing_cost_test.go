@@ -158,15 +158,7 @@ func TestListingsFindItemsOfTheOldShape(t *testing.T) {
 			ExpectedRevision: 1, Role: &role}); err != nil {
 			t.Fatalf("DirectoryUpdateSelf(old card): %v", err)
 		}
-		for _, ix := range []struct {
-			index  store.Index
-			pk, sk string
-		}{{store.GSI1, "box#" + f.box + "#spaces", "listing"}, {store.GSI2, "box#" + f.box + "#directory", "card#listing"}} {
-			entries, err := f.raw.Query(f.ctx, store.Query{Index: ix.index, PK: ix.pk})
-			if err != nil || len(entries) != 1 || entries[0].SK != ix.sk {
-				t.Fatalf("%s %s after the rewrite = %d entries, %v; want one, the %s item", ix.index, ix.pk, len(entries), err, ix.sk)
-			}
-		}
+		wantOneListingEach(f, "after the rewrite", 0)
 		page, err = f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
 		if err != nil || len(page.Items) != 2 || page.Items[0].Title != "New public" || page.Items[0].Version != 2 {
 			t.Fatalf("ListSpaces(after update) = %+v, %v; want New public at version 2 first", page, err)
@@ -322,6 +314,22 @@ func TestMigrateListings(t *testing.T) {
 	})
 }
 
+// wantOneListingEach checks that the box's space and directory listing
+// indexes each hold one entry, the listing item, at version (any version
+// when version is 0).
+func wantOneListingEach(f *fixture, when string, version uint64) {
+	f.t.Helper()
+	for _, ix := range []struct {
+		index  store.Index
+		pk, sk string
+	}{{store.GSI1, "box#" + f.box + "#spaces", "listing"}, {store.GSI2, "box#" + f.box + "#directory", "card#listing"}} {
+		entries, err := f.raw.Query(f.ctx, store.Query{Index: ix.index, PK: ix.pk})
+		if err != nil || len(entries) != 1 || entries[0].SK != ix.sk || (version != 0 && entries[0].Version != version) {
+			f.t.Fatalf("%s %s %s = %d entries, %v; want one, the %s item (at version %d; 0: any)", ix.index, ix.pk, when, len(entries), err, ix.sk, version)
+		}
+	}
+}
+
 // TestMigrateListingsRacingUpdates: the owner migrates while alice updates
 // the old public space and bob his old card. Every update lands, and each
 // index holds one entry afterwards, the listing item at the last version.
@@ -365,15 +373,7 @@ func TestMigrateListingsRacingUpdates(t *testing.T) {
 		if _, err := f.h.Admin().MigrateListings(f.ctx, f.box); err != nil {
 			t.Fatalf("MigrateListings(after): %v", err)
 		}
-		for _, ix := range []struct {
-			index  store.Index
-			pk, sk string
-		}{{store.GSI1, "box#" + f.box + "#spaces", "listing"}, {store.GSI2, "box#" + f.box + "#directory", "card#listing"}} {
-			entries, err := f.raw.Query(f.ctx, store.Query{Index: ix.index, PK: ix.pk})
-			if err != nil || len(entries) != 1 || entries[0].SK != ix.sk || entries[0].Version != updates+1 {
-				t.Fatalf("%s %s = %d entries, %v; want one %s item at version %d", ix.index, ix.pk, len(entries), err, ix.sk, updates+1)
-			}
-		}
+		wantOneListingEach(f, "after the race", updates+1)
 		page, err := f.h.ListSpaces(f.ctx, crA, hub.ListSpacesInput{})
 		if err != nil || len(page.Items) != 2 || page.Items[0].Title != fmt.Sprintf("Title %d", updates) {
 			t.Fatalf("ListSpaces = %+v, %v; want the last title first", page, err)

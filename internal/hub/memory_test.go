@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -52,6 +51,22 @@ func listNotes(f *fixture, cr hub.Credentials, limit int) ([]string, *hub.ListMe
 	}
 }
 
+// mustCreateNote saves a new note (version 0) of cr's agent.
+func mustCreateNote(f *fixture, cr hub.Credentials, name, content string) {
+	f.t.Helper()
+	if _, err := saveNote(f, cr, name, 0, content, ""); err != nil {
+		f.t.Fatalf("SaveMemory(%s, 0): %v", name, err)
+	}
+}
+
+// wantNoteCount checks the note count list_memory reports to cr.
+func wantNoteCount(f *fixture, cr hub.Credentials, want int64, why string) {
+	f.t.Helper()
+	if _, last := listNotes(f, cr, 10); last.Total != want {
+		f.t.Errorf("ListMemory total = %d, want %d (%s)", last.Total, want, why)
+	}
+}
+
 func TestMemoryLifecycle(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
@@ -72,9 +87,7 @@ func TestMemoryLifecycle(t *testing.T) {
 		if err != nil || got.Note.Content != "second" || got.Note.Version != 2 || got.Note.CreatedAt == "" {
 			t.Fatalf("GetMemory = %+v, %v; want 'second' at version 2", got, err)
 		}
-		if _, err := saveNote(f, cr, "todo", 0, "a list", ""); err != nil {
-			t.Fatalf("SaveMemory(todo): %v", err)
-		}
+		mustCreateNote(f, cr, "todo", "a list")
 		names, last := listNotes(f, cr, 10)
 		if !slices.Equal(names, []string{"todo", "working-context"}) || last.Total != 2 || last.MaxNotes != hub.MaxMemoryNotes {
 			t.Fatalf("ListMemory = %v (total %d of %d), want [todo working-context] total 2", names, last.Total, last.MaxNotes)
@@ -100,9 +113,7 @@ func TestMemoryLifecycle(t *testing.T) {
 		if out, err := saveNote(f, cr, "working-context", 0, "reborn", ""); err != nil || out.Note.Version != 3 {
 			t.Fatalf("SaveMemory(0) after delete = %+v, %v; want version 3", out, err)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 2 {
-			t.Errorf("ListMemory total = %d, want 2", last.Total)
-		}
+		wantNoteCount(f, cr, 2, "the deleted name created again")
 	})
 }
 
@@ -110,9 +121,7 @@ func TestSaveMemoryCAS(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		cr := f.prime(f.a)
-		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
+		mustCreateNote(f, cr, "plan", "v1")
 		cases := []struct {
 			name    string
 			version int64
@@ -135,30 +144,6 @@ func TestSaveMemoryCAS(t *testing.T) {
 	})
 }
 
-func TestSaveMemoryCASRace(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var b *writeBarrier
-		f := newFixture(t, ad, withBarrier(&b))
-		cr := f.prime(f.a)
-		cr2 := f.prime(f.a) // a second session of the same agent
-		if _, err := saveNote(f, cr, "plan", 0, "v1", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
-		w := race(t, b, 8, 2, func(i int) error {
-			c := cr
-			if i%2 == 1 {
-				c = cr2
-			}
-			_, err := saveNote(f, c, "plan", 1, fmt.Sprintf("racer %d", i), "")
-			return err
-		})
-		got, _ := getNote(f, cr, "plan")
-		if want := fmt.Sprintf("racer %d", w); got.Note.Content != want || got.Note.Version != 2 {
-			t.Fatalf("after race: %+v, want the winner's %q at version 2", got.Note, want)
-		}
-	})
-}
-
 // TestCreateOnlyUnderConcurrentCreators: version 0 creates a missing name
 // only, also when the creators arrive together.
 func TestCreateOnlyUnderConcurrentCreators(t *testing.T) {
@@ -174,9 +159,7 @@ func TestCreateOnlyUnderConcurrentCreators(t *testing.T) {
 		if want := fmt.Sprintf("creator %d", w); got.Note.Content != want || got.Note.Version != 1 {
 			t.Fatalf("after concurrent creates: %+v, want the winner's %q at version 1", got.Note, want)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 1 {
-			t.Errorf("note count = %d after one create won, want 1", last.Total)
-		}
+		wantNoteCount(f, cr, 1, "one create won")
 		// Creators of different names all succeed, and the count is exact.
 		const n = 6
 		b.arm(n) // every creator reads the same count
@@ -227,43 +210,18 @@ func TestMemoryOperationKey(t *testing.T) {
 
 		// Concurrent replays of a delete, all reading before any writes:
 		// one deletes, the rest replay.
-		const n = 8
-		b.arm(n)
-		outs := make([]*hub.DeleteMemoryOutput, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				outs[i], errs[i] = deleteNote(f, cr, "plan", 1, "delete-plan")
-			}()
-		}
-		close(start)
-		wg.Wait()
-		fresh := 0
-		for i := range n {
-			if errs[i] != nil {
-				// Both engines isolate and the kernel retries conflicts:
-				// every duplicate gets the effect or its receipt.
-				t.Fatalf("duplicate %d: %v", i, errs[i])
+		duplicates(t, b, 8, func() (bool, error) {
+			out, err := deleteNote(f, cr, "plan", 1, "delete-plan")
+			if err != nil {
+				return false, err
 			}
-			if outs[i].Operation.Version != 1 || outs[i].Operation.ResourceID != "plan" {
-				t.Errorf("duplicate %d: receipt %+v, want plan version 1", i, outs[i].Operation)
+			if out.Operation.Version != 1 || out.Operation.ResourceID != "plan" {
+				t.Errorf("delete duplicate: receipt %+v, want plan version 1", out.Operation)
 			}
-			if !outs[i].Replayed {
-				fresh++
-			}
-		}
-		if fresh != 1 {
-			t.Fatalf("concurrent delete duplicates: %d took effect, want exactly 1", fresh)
-		}
+			return out.Replayed, nil
+		})
 		// Even after the name is created again, the key answers its receipt.
-		if _, err := saveNote(f, cr, "plan", 0, "new plan", ""); err != nil {
-			t.Fatalf("SaveMemory(recreate): %v", err)
-		}
+		mustCreateNote(f, cr, "plan", "new plan")
 		late, err := deleteNote(f, cr, "plan", 1, "delete-plan")
 		if err != nil || !late.Replayed || late.Deleted != nil {
 			t.Fatalf("late delete replay = %+v, %v; want the receipt only", late, err)
@@ -271,9 +229,7 @@ func TestMemoryOperationKey(t *testing.T) {
 		if got, err := getNote(f, cr, "plan"); err != nil || got.Note.Content != "new plan" {
 			t.Fatalf("GetMemory = %+v, %v; want the recreated note untouched by the replay", got, err)
 		}
-		if _, last := listNotes(f, cr, 10); last.Total != 1 {
-			t.Errorf("note count = %d, want 1", last.Total)
-		}
+		wantNoteCount(f, cr, 1, "the recreated note")
 	})
 }
 
@@ -283,9 +239,7 @@ func TestMemoryIsPrivate(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA := f.prime(f.a)
-		if _, err := saveNote(f, crA, "secret", 0, "alice's secret", ""); err != nil {
-			t.Fatalf("SaveMemory: %v", err)
-		}
+		mustCreateNote(f, crA, "secret", "alice's secret")
 		_, err := getNote(f, crA, "never-saved")
 		unknown := envelopeJSON(t, err)
 		for name, cr := range map[string]hub.Credentials{"SameBox": f.prime(f.b), "OtherBox": f.prime(f.other)} {
@@ -382,13 +336,9 @@ func TestListMemoryPaging(t *testing.T) {
 		for i := range 7 {
 			name := fmt.Sprintf("note-%d", i)
 			want = append(want, name)
-			if _, err := saveNote(f, crA, name, 0, "x", ""); err != nil {
-				t.Fatalf("SaveMemory: %v", err)
-			}
+			mustCreateNote(f, crA, name, "x")
 		}
-		if _, err := saveNote(f, crB, "bobs", 0, "x", ""); err != nil {
-			t.Fatalf("SaveMemory(bob): %v", err)
-		}
+		mustCreateNote(f, crB, "bobs", "x")
 		for _, limit := range []int{1, 2, 7, 100} {
 			if got, _ := listNotes(f, crA, limit); !slices.Equal(got, want) {
 				t.Errorf("ListMemory(limit %d) = %v, want %v", limit, got, want)
@@ -402,37 +352,6 @@ func TestListMemoryPaging(t *testing.T) {
 		wantCode(t, "ListMemory(alice's cursor, by bob)", err, apperr.CursorInvalid)
 		_, err = f.h.ListMemory(f.ctx, crA, hub.ListMemoryInput{Data: hub.ListMemoryData{Cursor: "bogus"}})
 		wantCode(t, "ListMemory(bogus cursor)", err, apperr.CursorInvalid)
-	})
-}
-
-// TestMemoryStoreFaults: refusals that wrote nothing are retried inside
-// the call; persistent ones are TEMPORARILY_UNAVAILABLE; an uncertain
-// outcome retried with the same operation_key takes effect once.
-func TestMemoryStoreFaults(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var refusing *refusingWrite
-		var lossy *lossyWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { refusing = &refusingWrite{Store: s}; return refusing },
-			func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
-		cr := f.prime(f.a)
-		refusing.set(1)
-		if out, err := saveNote(f, cr, "busy", 0, "x", ""); err != nil || out.Note.Version != 1 {
-			t.Fatalf("SaveMemory after one refusal = %+v, %v; want it retried to success", out, err)
-		}
-		refusing.set(1000)
-		_, err := saveNote(f, cr, "busy", 1, "y", "")
-		wantCode(t, "SaveMemory while refused", err, apperr.TemporarilyUnavailable)
-		refusing.set(0)
-
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
-		_, err = saveNote(f, cr, "busy", 1, "y", "lost-1")
-		wantCode(t, "SaveMemory with a lost reply", err, apperr.TemporarilyUnavailable)
-		again, err := saveNote(f, cr, "busy", 1, "y", "lost-1")
-		if err != nil || !again.Replayed || again.Operation.Version != 2 {
-			t.Fatalf("retry = %+v, %v; want the committed receipt of version 2", again, err)
-		}
 	})
 }
 
@@ -455,9 +374,7 @@ func TestStaleVersionOfDeletedNote(t *testing.T) {
 				cr := f.prime(f.a)
 				// Other notes come and go too: the new note must also
 				// start above their versions' reuse.
-				if _, err := saveNote(f, cr, "other", 0, "x", ""); err != nil {
-					t.Fatalf("SaveMemory(other): %v", err)
-				}
+				mustCreateNote(f, cr, "other", "x")
 				out, err := saveNote(f, cr, "plan", 0, "old incarnation", "")
 				if err != nil {
 					t.Fatalf("SaveMemory(plan, 0): %v", err)
@@ -490,9 +407,7 @@ func TestStaleVersionOfDeletedNote(t *testing.T) {
 				if err != nil || got.Note.Content != "new incarnation" || got.Note.Version != reborn.Note.Version {
 					t.Fatalf("GetMemory(plan) = %+v, %v; want the new incarnation at version %d untouched", got, err, reborn.Note.Version)
 				}
-				if _, last := listNotes(f, cr, 10); last.Total != 2 {
-					t.Errorf("ListMemory total = %d, want 2", last.Total)
-				}
+				wantNoteCount(f, cr, 2, "other and the new incarnation")
 			})
 		}
 	})

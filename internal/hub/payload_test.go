@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestStoredJSONRefusesCredentials: every free-form JSON object an agent or
@@ -32,54 +31,48 @@ func TestStoredJSONRefusesCredentials(t *testing.T) {
 		{"MaxTokens", `{"max_tokens":100,"tokenizer":"bpe"}`, true},
 		{"Plain", `{"cursor":"abc","n":[1,2]}`, true},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
-		cr := f.prime(f.a)
-		rev := hub.Revision(0)
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				calls := []struct {
-					tool string
-					call func() error
-				}{
-					{"checkpoint_save", func() error {
-						out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("cp-%d", i)},
-							ExpectedRevision: rev, BodyMD: "x", Payload: hub.Object(tc.payload)})
-						if err == nil {
-							rev = out.Checkpoint.Revision
-						}
-						return err
-					}},
-					{"message_send", func() error {
-						_, err := f.h.MessageSend(f.ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("m-%d", i)},
-							Destination: hub.Destination{Kind: "dm", RecipientAgentID: f.b.AgentID}, BodyMD: "x", Payload: hub.Object(tc.payload)})
-						return err
-					}},
-					{"admin set-profile", func() error {
-						_, err := f.h.Admin().SetProfile(f.ctx, f.b.AgentID, []byte(`{"payload":`+tc.payload+`}`))
-						return err
-					}},
+	revisionCases(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision) {
+		tc := cases[i]
+		calls := []struct {
+			tool string
+			call func() error
+		}{
+			{"checkpoint_save", func() error {
+				out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("cp-%d", i)},
+					ExpectedRevision: *rev, BodyMD: "x", Payload: hub.Object(tc.payload)})
+				if err == nil {
+					*rev = out.Checkpoint.Revision
 				}
-				for _, c := range calls {
-					err := c.call()
-					if tc.ok {
-						if err != nil {
-							t.Errorf("%s(payload %s): %v, want success", c.tool, tc.payload, err)
-						}
-						continue
-					}
-					e, ok := apperr.As(err)
-					if !ok || e.Code != apperr.InvalidArgument {
-						t.Errorf("%s(payload %s) = %v, want INVALID_ARGUMENT", c.tool, tc.payload, err)
-						continue
-					}
-					for _, secret := range []string{"hunter2", ghToken, "aGVsbG8", "BEGIN RSA"} {
-						if strings.Contains(e.Message+e.NextAction, secret) {
-							t.Errorf("%s: error %q echoes the rejected value", c.tool, e.Message)
-						}
-					}
+				return err
+			}},
+			{"message_send", func() error {
+				_, err := f.h.MessageSend(f.ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: fmt.Sprintf("m-%d", i)},
+					Destination: hub.Destination{Kind: "dm", RecipientAgentID: f.b.AgentID}, BodyMD: "x", Payload: hub.Object(tc.payload)})
+				return err
+			}},
+			{"admin set-profile", func() error {
+				_, err := f.h.Admin().SetProfile(f.ctx, f.b.AgentID, []byte(`{"payload":`+tc.payload+`}`))
+				return err
+			}},
+		}
+		for _, c := range calls {
+			err := c.call()
+			if tc.ok {
+				if err != nil {
+					t.Errorf("%s(payload %s): %v, want success", c.tool, tc.payload, err)
 				}
-			})
+				continue
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Code != apperr.InvalidArgument {
+				t.Errorf("%s(payload %s) = %v, want INVALID_ARGUMENT", c.tool, tc.payload, err)
+				continue
+			}
+			for _, secret := range []string{"hunter2", ghToken, "aGVsbG8", "BEGIN RSA"} {
+				if strings.Contains(e.Message+e.NextAction, secret) {
+					t.Errorf("%s: error %q echoes the rejected value", c.tool, e.Message)
+				}
+			}
 		}
 	})
 }

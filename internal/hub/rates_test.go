@@ -40,8 +40,7 @@ func TestRateBounds(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFixture(t, ad, func(s store.Store) store.Store { return teststores.NewLatency(s, rateRTT) })
 				f.h = hub.New(f.st, hub.Options{Now: f.clock.Now, IndependentCalls: true})
-				room := f.mustRoom("busy", "")
-				f.mustAdd(room.RoomID, f.b)
+				room := f.mustRoom("busy", "", f.b)
 				cr := f.prime(f.b)
 				if _, err := follow(f, cr, "bob-all", room.RoomID, 1, hub.FollowAll); err != nil {
 					t.Fatalf("RoomFollow: %v", err)

@@ -18,9 +18,7 @@ func TestRemovedRecipientLeavesOpenSet(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		r := newReqFixture(t, ad)
 		sent := r.request("please review", r.b, r.c)
-		if _, err := respond(r.fixture, r.crB, "b1", sent.MessageID, 0, hub.StatusAccepted); err != nil {
-			t.Fatalf("RequestRespond(bob, accepted): %v", err)
-		}
+		r.mustAnswer(r.crB, "b1", sent.MessageID, hub.StatusAccepted)
 		if got := openCount(t, r.fixture, r.c); got != 1 {
 			t.Fatalf("carol's open_request_count before removal = %d, want 1", got)
 		}

@@ -22,9 +22,7 @@ func TestRequestsListFilterPastAChunk(t *testing.T) {
 			sent := r.request(fmt.Sprintf("task %d", i), r.b)
 			r.clock.Advance(time.Millisecond)
 			if i == 0 || i == 19 {
-				if _, err := respond(r.fixture, r.crB, fmt.Sprintf("ok-%d", i), sent.MessageID, 0, hub.StatusAccepted); err != nil {
-					t.Fatalf("RequestRespond: %v", err)
-				}
+				r.mustAnswer(r.crB, fmt.Sprintf("ok-%d", i), sent.MessageID, hub.StatusAccepted)
 				accepted = append(accepted, sent.MessageID)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -34,11 +33,8 @@ func newReqFixture(t *testing.T, ad teststores.Adapter) *reqFixture {
 func setupReq(f *fixture) *reqFixture {
 	r := &reqFixture{fixture: f}
 	r.c, r.d = f.mustAgent(f.box, "carol"), f.mustAgent(f.box, "dave")
-	room := f.mustRoom("work", "")
+	room := f.mustRoom("work", "", f.a, f.b, r.c)
 	r.room = room.RoomID
-	for _, ag := range []*hub.AgentInfo{f.a, f.b, r.c} {
-		f.mustAdd(room.RoomID, ag)
-	}
 	r.crA, r.crB, r.crC, r.crD, r.crOther = f.prime(f.a), f.prime(f.b), f.prime(r.c), f.prime(r.d), f.prime(f.other)
 	r.roomDest = hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}
 	return r
@@ -63,6 +59,15 @@ func (r *reqFixture) request(body string, to ...*hub.AgentInfo) *hub.MessageSend
 func respond(f *fixture, cr hub.Credentials, key, msg string, rev hub.Revision, status string, files ...hub.FileRefInput) (*hub.RequestRespondOutput, error) {
 	return f.h.RequestRespond(f.ctx, cr, hub.RequestRespondInput{Mutation: hub.Mutation{IdempotencyKey: key},
 		RequestMessageID: msg, ExpectedRevision: rev, Status: status, BodyMD: "re: " + status, Files: files})
+}
+
+// mustAnswer declares status on an open request (expected revision 0) as
+// cr's agent.
+func (r *reqFixture) mustAnswer(cr hub.Credentials, key, msg, status string) {
+	r.t.Helper()
+	if _, err := respond(r.fixture, cr, key, msg, 0, status); err != nil {
+		r.t.Fatalf("RequestRespond(%s, %s): %v", key, status, err)
+	}
 }
 
 func openCount(t *testing.T, f *fixture, ag *hub.AgentInfo) int64 {
@@ -181,12 +186,7 @@ func TestRequestRespondInDM(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		crA, crB := f.prime(f.a), f.prime(f.b)
-		sent, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "dm"},
-			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "can you?",
-			Requests: []string{f.b.AgentID}})
-		if err != nil {
-			t.Fatalf("MessageSend(DM request): %v", err)
-		}
+		sent := f.mustSend(crA, "dm", hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "can you?", Requests: []string{f.b.AgentID}})
 		out, err := respond(f, crB, "r1", sent.MessageID, 0, hub.StatusNeedsContext)
 		if err != nil || out.Request.Destination.Kind != hub.KindDM {
 			t.Fatalf("RequestRespond in a DM = %+v, %v", out, err)
@@ -310,9 +310,7 @@ func TestRequestsListStatus(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		r := newReqFixture(t, ad)
 		sent := r.request("two asks", r.b, r.c)
-		if _, err := respond(r.fixture, r.crC, "c1", sent.MessageID, 0, hub.StatusDeclined); err != nil {
-			t.Fatalf("RequestRespond: %v", err)
-		}
+		r.mustAnswer(r.crC, "c1", sent.MessageID, hub.StatusDeclined)
 		out, err := r.h.RequestsList(r.ctx, r.crA, hub.RequestsListInput{Direction: hub.DirectionOutgoing})
 		if err != nil || len(out.Requests) != 2 || out.NextCursor != "" {
 			t.Fatalf("RequestsList(outgoing) = %+v, %v; want two entries, complete", out, err)
@@ -349,13 +347,11 @@ func TestRequestsListStatus(t *testing.T) {
 // original receipt, one reply, the count lowered once.
 func TestRequestRespondUncertainRetry(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var lossy *lossyWrite
-		r := setupReq(newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy }))
+		var fw *faultStore
+		r := setupReq(newFixture(t, ad, withFaults(&fw)))
 		sent := r.request("uncertain", r.b)
 		before := len(r.roomMessages())
-		lossy.mu.Lock()
-		lossy.armed = true
-		lossy.mu.Unlock()
+		fw.loseReply()
 		if _, err := respond(r.fixture, r.crB, "u1", sent.MessageID, 0, hub.StatusAccepted); err == nil {
 			t.Fatalf("RequestRespond with a lost answer: got success, want an uncertain failure")
 		}

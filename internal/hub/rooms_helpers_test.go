@@ -12,11 +12,16 @@ import (
 // Helpers for the directory and room tests, on top of hub_test.go's
 // fixture.
 
-func (f *fixture) mustRoom(name, brief string) *hub.RoomInfo {
+// mustRoom creates a room of the fixture's box with brief and adds members
+// to it.
+func (f *fixture) mustRoom(name, brief string, members ...*hub.AgentInfo) *hub.RoomInfo {
 	f.t.Helper()
 	r, err := f.h.Admin().CreateRoom(f.ctx, f.box, name, brief)
 	if err != nil {
 		f.t.Fatalf("CreateRoom(%q): %v", name, err)
+	}
+	for _, m := range members {
+		f.mustAdd(r.RoomID, m)
 	}
 	return r
 }

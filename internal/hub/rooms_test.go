@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -193,8 +192,7 @@ func TestMembershipEpochs(t *testing.T) {
 		f := newFixture(t, ad)
 		room := f.mustRoom("epochs", "")
 		f.mustRoom("other", "")
-		second := f.mustRoom("second", "")
-		f.mustAdd(second.RoomID, f.a)
+		f.mustRoom("second", "", f.a)
 		first := f.mustAdd(room.RoomID, f.a)
 		cr := f.prime(f.a)
 
@@ -312,8 +310,7 @@ func TestRoomsListPaging(t *testing.T) {
 			_, err := f.h.RoomsList(f.ctx, tc.cr, hub.RoomsListInput{Limit: 3, Cursor: tc.cursor})
 			wantCode(t, "RoomsList with cursor "+tc.name, err, apperr.CursorInvalid)
 		}
-		extra := f.mustRoom("extra", "")
-		f.mustAdd(extra.RoomID, f.a)
+		f.mustRoom("extra", "", f.a)
 		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 3, Cursor: page.NextCursor})
 		wantCode(t, "RoomsList after a membership was added", err, apperr.CursorInvalid)
 		_, err = f.h.RoomsList(f.ctx, cr, hub.RoomsListInput{Limit: 101})
@@ -324,8 +321,7 @@ func TestRoomsListPaging(t *testing.T) {
 func TestRoomRoster(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("crowd", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("crowd", "", f.a)
 		for i := range hub.MaxRosterMembers + 4 {
 			f.mustAdd(room.RoomID, f.mustAgent(f.box, fmt.Sprintf("member-%02d", i)))
 		}
@@ -367,9 +363,7 @@ func TestRoomBriefCASRace(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var bar *writeBarrier
 		f := newFixture(t, ad, withBarrier(&bar))
-		room := f.mustRoom("race", "base")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.mustRoom("race", "base", f.a, f.b)
 		crs := []hub.Credentials{f.prime(f.a), f.prime(f.b)}
 		winner := race(t, bar, 8, 2, func(i int) error {
 			_, err := appendBrief(f, crs[i%2], fmt.Sprintf("racer-%d", i), room.RoomID, 1, fmt.Sprintf("note from racer %d", i))
@@ -461,14 +455,8 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 		for _, mu := range muts {
 			for _, tc := range cases {
 				t.Run(mu.name+"/"+tc.name, func(t *testing.T) {
-					var hook atomic.Pointer[func()]
-					f := newFixture(t, ad, func(s store.Store) store.Store {
-						return &beforeWrite{Store: s, hook: func() {
-							if fn := hook.Swap(nil); fn != nil {
-								(*fn)()
-							}
-						}}
-					})
+					var hook onceHook
+					f := newFixture(t, ad, withOnceHook(&hook))
 					room := f.mustRoom("r", "brief")
 					m := f.mustAdd(room.RoomID, f.a)
 					cr := f.prime(f.a)
@@ -477,7 +465,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 							t.Errorf("%s: %v", tc.name, err)
 						}
 					}
-					hook.Store(&fn)
+					hook.set(fn)
 					err := mu.call(f, cr, room.RoomID, m.FollowRevision)
 					wantCode(t, mu.name+" racing "+tc.name, err, tc.want)
 
@@ -494,8 +482,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 func TestRoomBriefLimits(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("limits", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("limits", "", f.a)
 		cr := f.prime(f.a)
 		chunk := strings.Repeat("é", hub.MaxBodyMDBytes/2)
 		cases := []struct {
@@ -620,13 +607,11 @@ func TestMutationIdempotency(t *testing.T) {
 					}
 				})
 				t.Run("UncertainFailureRetried", func(t *testing.T) {
-					var lossy *lossyWrite
-					f := newFixture(t, ad, func(s store.Store) store.Store { lossy = &lossyWrite{Store: s}; return lossy })
+					var fw *faultStore
+					f := newFixture(t, ad, withFaults(&fw))
 					env, cr := newRoomEnv(f)
 					before := mu.state(f, cr, env)
-					lossy.mu.Lock()
-					lossy.armed = true
-					lossy.mu.Unlock()
+					fw.loseReply()
 					_, err := mu.call(f, cr, env, "uncertain", 0)
 					wantCode(t, mu.name+" with a lost reply", err, apperr.TemporarilyUnavailable)
 					out, err := mu.call(f, cr, env, "uncertain", 0)
@@ -679,20 +664,19 @@ func TestAdminRooms(t *testing.T) {
 			call func() error
 			want apperr.Code
 		}{
-			{"CreateRoomUnknownBox", func() error { _, err := adm.CreateRoom(f.ctx, unknown, "x", ""); return err }, apperr.NotFoundOrForbidden},
-			{"CreateRoomBadBox", func() error { _, err := adm.CreateRoom(f.ctx, "box", "x", ""); return err }, apperr.InvalidArgument},
-			{"CreateRoomEmptyName", func() error { _, err := adm.CreateRoom(f.ctx, f.box, " ", ""); return err }, apperr.InvalidArgument},
+			{"CreateRoomUnknownBox", func() error { return errOf(adm.CreateRoom(f.ctx, unknown, "x", "")) }, apperr.NotFoundOrForbidden},
+			{"CreateRoomBadBox", func() error { return errOf(adm.CreateRoom(f.ctx, "box", "x", "")) }, apperr.InvalidArgument},
+			{"CreateRoomEmptyName", func() error { return errOf(adm.CreateRoom(f.ctx, f.box, " ", "")) }, apperr.InvalidArgument},
 			{"CreateRoomBriefTooLarge", func() error {
-				_, err := adm.CreateRoom(f.ctx, f.box, "x", strings.Repeat("a", hub.MaxBriefBytes+1))
-				return err
+				return errOf(adm.CreateRoom(f.ctx, f.box, "x", strings.Repeat("a", hub.MaxBriefBytes+1)))
 			}, apperr.LimitExceeded},
-			{"AddUnknownRoom", func() error { _, err := adm.AddMember(f.ctx, unknown, f.a.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"AddUnknownAgent", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, unknown); return err }, apperr.NotFoundOrForbidden},
-			{"AddAgentOfAnotherBox", func() error { _, err := adm.AddMember(f.ctx, room.RoomID, f.other.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"RemoveNonMember", func() error { _, err := adm.RemoveMember(f.ctx, room.RoomID, f.b.AgentID); return err }, apperr.NotFoundOrForbidden},
-			{"ArchiveUnknown", func() error { _, err := adm.ArchiveRoom(f.ctx, unknown); return err }, apperr.NotFoundOrForbidden},
-			{"ListRoomsBadBox", func() error { _, err := adm.ListRooms(f.ctx, "x"); return err }, apperr.InvalidArgument},
-			{"ListingUnknownAgent", func() error { _, err := adm.SetDirectoryListed(f.ctx, unknown, true); return err }, apperr.NotFoundOrForbidden},
+			{"AddUnknownRoom", func() error { return errOf(adm.AddMember(f.ctx, unknown, f.a.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"AddUnknownAgent", func() error { return errOf(adm.AddMember(f.ctx, room.RoomID, unknown)) }, apperr.NotFoundOrForbidden},
+			{"AddAgentOfAnotherBox", func() error { return errOf(adm.AddMember(f.ctx, room.RoomID, f.other.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"RemoveNonMember", func() error { return errOf(adm.RemoveMember(f.ctx, room.RoomID, f.b.AgentID)) }, apperr.NotFoundOrForbidden},
+			{"ArchiveUnknown", func() error { return errOf(adm.ArchiveRoom(f.ctx, unknown)) }, apperr.NotFoundOrForbidden},
+			{"ListRoomsBadBox", func() error { return errOf(adm.ListRooms(f.ctx, "x")) }, apperr.InvalidArgument},
+			{"ListingUnknownAgent", func() error { return errOf(adm.SetDirectoryListed(f.ctx, unknown, true)) }, apperr.NotFoundOrForbidden},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) { wantCode(t, tc.name, tc.call(), tc.want) })
@@ -785,14 +769,8 @@ func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
 		for _, mu := range muts {
 			for _, ch := range changes {
 				t.Run(mu.name+"/"+ch.name+"AndRevisionMoved", func(t *testing.T) {
-					var hook atomic.Pointer[func()]
-					f := newFixture(t, ad, func(s store.Store) store.Store {
-						return &beforeWrite{Store: s, hook: func() {
-							if fn := hook.Swap(nil); fn != nil {
-								(*fn)()
-							}
-						}}
-					})
+					var hook onceHook
+					f := newFixture(t, ad, withOnceHook(&hook))
 					room := f.mustRoom("r", "brief")
 					m := f.mustAdd(room.RoomID, f.a)
 					f.mustAdd(room.RoomID, f.b)
@@ -806,7 +784,7 @@ func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
 							t.Errorf("%s: %v", ch.name, err)
 						}
 					}
-					hook.Store(&fn)
+					hook.set(fn)
 					err := mu.call(e)
 					if err == nil {
 						t.Fatalf("%s racing a concurrent %s and %s: got success", mu.name, mu.name, ch.name)

@@ -56,17 +56,14 @@ func TestOpenSessionWritesNothing(t *testing.T) {
 func TestSessionLifecycle(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		id, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		id := f.mustOpenSession()
 		tampered := id[:len(id)-2] + "AA"
 		if tampered == id {
 			tampered = id[:len(id)-2] + "BB"
 		}
 		wantCode(t, "CheckSession(tampered id)", f.h.CheckSession(f.ctx, tampered, ""), apperr.NotPrimed)
 		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
-		_, err = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
+		_, err := f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
 		wantCode(t, "CheckpointGet on an unbound session", err, apperr.NotPrimed)
 
 		first, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
@@ -116,10 +113,7 @@ func TestSessionLifecycle(t *testing.T) {
 func TestEndedUnboundSessionStaysEnded(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		id, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		id := f.mustOpenSession()
 		if err := f.h.CloseSession(f.ctx, id, hub.Credentials{}); !errors.Is(err, hub.ErrUnboundSession) {
 			t.Fatalf("CloseSession(unbound, no key) = %v, want ErrUnboundSession", err)
 		}
@@ -127,7 +121,7 @@ func TestEndedUnboundSessionStaysEnded(t *testing.T) {
 			t.Fatalf("CloseSession(unbound, a key) = %v", err)
 		}
 		wantCode(t, "CheckSession(ended unbound)", f.h.CheckSession(f.ctx, id, ""), apperr.NotPrimed)
-		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
+		_, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		wantCode(t, "Prime(ended unbound session)", err, apperr.NotPrimed)
 
 		// Presented as the session_id argument, the ended id is replaced:
@@ -139,10 +133,7 @@ func TestEndedUnboundSessionStaysEnded(t *testing.T) {
 
 		// Waiting past its first hour unbound makes an id idle, not gone:
 		// the host keeps sending it, so agent_prime still binds it.
-		late, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		late := f.mustOpenSession()
 		f.clock.Advance(61 * time.Minute)
 		if err := f.h.CheckSession(f.ctx, late, ""); err != nil {
 			t.Errorf("CheckSession(unbound after 61m) = %v, want nil (served)", err)
@@ -168,14 +159,6 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad).limited(limits.Config{SessionsPerAgent: 2})
 		idle := time.Duration(f.h.Limits().SessionIdleSeconds) * time.Second
-		open := func() string {
-			t.Helper()
-			id, err := f.h.OpenSession(f.ctx, "")
-			if err != nil {
-				t.Fatalf("OpenSession: %v", err)
-			}
-			return id
-		}
 		as := func(a *hub.AgentInfo, id string) hub.Credentials {
 			return hub.Credentials{Bearer: a.BoxKey, SessionID: id, Transport: "mcp"}
 		}
@@ -187,7 +170,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 			}
 			return out
 		}
-		id := open()
+		id := f.mustOpenSession()
 		alice := as(f.a, id)
 		prime(alice)
 		f.clock.Advance(idle + time.Second)
@@ -220,7 +203,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 		}
 		// The id is listed once in alice's sessions: two more sessions
 		// within the cap of two end only the oldest other one.
-		second := open()
+		second := f.mustOpenSession()
 		prime(as(f.a, second))
 		if _, err := f.h.CheckpointGet(f.ctx, alice, hub.CheckpointGetInput{}); err != nil {
 			t.Fatalf("CheckpointGet on the id bound again, after a second session: %v", err)
@@ -249,7 +232,7 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 
 		// Past its life nothing of an id is remembered: served, but
 		// agent_prime opens a new session rather than binding it again.
-		old := open()
+		old := f.mustOpenSession()
 		prime(as(f.a, old))
 		f.clock.Advance(31 * 24 * time.Hour)
 		if err := f.h.CheckSession(f.ctx, old, f.b.BoxKey); err != nil {
@@ -267,11 +250,8 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 func TestCloseRacingBindAgain(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		hook := func() {}
-		f := newFixture(t, ad, func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { hook() }} })
-		id, err := f.h.OpenSession(f.ctx, "")
-		if err != nil {
-			t.Fatalf("OpenSession: %v", err)
-		}
+		f := newFixture(t, ad, withHook(&hook))
+		id := f.mustOpenSession()
 		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
 		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
 			t.Fatalf("Prime: %v", err)
@@ -285,7 +265,7 @@ func TestCloseRacingBindAgain(t *testing.T) {
 				}
 			}
 		}
-		_, err = f.h.Prime(f.ctx, cr, hub.PrimeInput{})
+		_, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
 		hook = func() {}
 		wantCode(t, "Prime(idle id) racing CloseSession", err, apperr.NotPrimed)
 		wantCode(t, "CheckSession after the race", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)

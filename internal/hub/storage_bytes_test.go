@@ -19,8 +19,7 @@ import (
 func TestLimitsCountTheBytesSent(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("html", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.mustRoom("html", "", f.a)
 		cr := f.prime(f.a)
 		body := strings.Repeat("<", hub.MaxBodyMDBytes)
 		payload := `{"x":"` + strings.Repeat("<>&", (hub.MaxPayloadBytes-16)/3) + `"}`

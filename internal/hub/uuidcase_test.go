@@ -33,41 +33,33 @@ func TestUpperCaseIDs(t *testing.T) {
 			call  func() error
 		}{
 			{"directory_get agent_id", func() error { return directoryGet(f, crA, up(f.b.AgentID)) }},
-			{"room_get room_id", func() error {
-				_, err := f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: up(room.RoomID)})
-				return err
-			}},
-			{"room_brief_get room_id", func() error {
-				_, err := f.h.RoomBriefGet(f.ctx, crA, hub.RoomIDInput{RoomID: up(room.RoomID)})
-				return err
-			}},
-			{"room_follow room_id", func() error { _, err := follow(f, crA, "f1", up(room.RoomID), 1, "all"); return err }},
-			{"room_brief_update room_id", func() error { _, err := appendBrief(f, crA, "b1", up(room.RoomID), 0, "note"); return err }},
+			{"room_get room_id", func() error { return errOf(f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: up(room.RoomID)})) }},
+			{"room_brief_get room_id", func() error { return errOf(f.h.RoomBriefGet(f.ctx, crA, hub.RoomIDInput{RoomID: up(room.RoomID)})) }},
+			{"room_follow room_id", func() error { return errOf(follow(f, crA, "f1", up(room.RoomID), 1, "all")) }},
+			{"room_brief_update room_id", func() error { return errOf(appendBrief(f, crA, "b1", up(room.RoomID), 0, "note")) }},
 			{"message_get message_id", func() error {
-				_, err := f.h.MessageGet(f.ctx, crA, hub.MessageGetInput{MessageID: up(msg.MessageID)})
-				return err
+				return errOf(f.h.MessageGet(f.ctx, crA, hub.MessageGetInput{MessageID: up(msg.MessageID)}))
 			}},
 			{"thread_read message_id", func() error {
-				_, err := f.h.ThreadRead(f.ctx, crA, hub.ThreadReadInput{MessageID: up(msg.MessageID)})
-				return err
+				return errOf(f.h.ThreadRead(f.ctx, crA, hub.ThreadReadInput{MessageID: up(msg.MessageID)}))
 			}},
 			{"message_send reply_to", func() error {
 				_, err := f.h.MessageSend(f.ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m2"},
 					Destination: hub.Destination{Kind: "room", RoomID: room.RoomID}, BodyMD: "re", ReplyTo: up(msg.MessageID)})
 				return err
 			}},
-			{"message_send recipient_agent_id", func() error { _, err := sendDM(f, crA, "m3", up(f.b.AgentID), "dm"); return err }},
-			{"get_space id", func() error { _, err := getSpace(f, crA, up(sp.ID)); return err }},
-			{"add_space_member id and agent_id", func() error { _, err := addMember(f, crA, up(sp.ID), up(f.b.AgentID)); return err }},
-			{"update_space id", func() error { _, err := updateSpace(f, crA, up(sp.ID), 1, "plans v2", "active", ""); return err }},
-			{"remove_space_member id and agent_id", func() error { _, err := removeMember(f, crA, up(sp.ID), up(f.b.AgentID)); return err }},
-			{"admin set-profile agent", func() error { _, err := adm.SetProfile(f.ctx, up(f.b.AgentID), []byte(`{"role":"r"}`)); return err }},
-			{"admin directory-listing agent", func() error { _, err := adm.SetDirectoryListed(f.ctx, up(f.b.AgentID), true); return err }},
-			{"admin list-agents box", func() error { _, err := adm.ListAgents(f.ctx, up(f.box)); return err }},
-			{"admin list-rooms box", func() error { _, err := adm.ListRooms(f.ctx, up(f.box)); return err }},
-			{"admin create-agent box", func() error { _, err := adm.CreateAgent(f.ctx, up(f.box), "carol", ""); return err }},
-			{"admin remove-member room and agent", func() error { _, err := adm.RemoveMember(f.ctx, up(room.RoomID), up(f.b.AgentID)); return err }},
-			{"admin archive-room room", func() error { _, err := adm.ArchiveRoom(f.ctx, up(room.RoomID)); return err }},
+			{"message_send recipient_agent_id", func() error { return errOf(sendDM(f, crA, "m3", up(f.b.AgentID), "dm")) }},
+			{"get_space id", func() error { return errOf(getSpace(f, crA, up(sp.ID))) }},
+			{"add_space_member id and agent_id", func() error { return errOf(addMember(f, crA, up(sp.ID), up(f.b.AgentID))) }},
+			{"update_space id", func() error { return errOf(updateSpace(f, crA, up(sp.ID), 1, "plans v2", "active", "")) }},
+			{"remove_space_member id and agent_id", func() error { return errOf(removeMember(f, crA, up(sp.ID), up(f.b.AgentID))) }},
+			{"admin set-profile agent", func() error { return errOf(adm.SetProfile(f.ctx, up(f.b.AgentID), []byte(`{"role":"r"}`))) }},
+			{"admin directory-listing agent", func() error { return errOf(adm.SetDirectoryListed(f.ctx, up(f.b.AgentID), true)) }},
+			{"admin list-agents box", func() error { return errOf(adm.ListAgents(f.ctx, up(f.box))) }},
+			{"admin list-rooms box", func() error { return errOf(adm.ListRooms(f.ctx, up(f.box))) }},
+			{"admin create-agent box", func() error { return errOf(adm.CreateAgent(f.ctx, up(f.box), "carol", "")) }},
+			{"admin remove-member room and agent", func() error { return errOf(adm.RemoveMember(f.ctx, up(room.RoomID), up(f.b.AgentID))) }},
+			{"admin archive-room room", func() error { return errOf(adm.ArchiveRoom(f.ctx, up(room.RoomID))) }},
 			{"admin revoke-key key", func() error {
 				info, err := adm.RotateKey(f.ctx, up(f.b.AgentID))
 				if err != nil {
