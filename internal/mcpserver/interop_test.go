@@ -59,15 +59,7 @@ func runNode(t *testing.T, dir string, env []string, name string, args ...string
 func (e *env) interopCtx(t *testing.T) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	room, err := e.hub.Admin().CreateRoom(ctx, e.alice.BoxID, "interop", "The interop room.")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	for _, a := range []string{e.alice.AgentID, e.bob.AgentID} {
-		if _, err := e.hub.Admin().AddMember(ctx, room.RoomID, a); err != nil {
-			t.Fatalf("AddMember: %v", err)
-		}
-	}
+	room := e.roomOfAliceAndBob("interop")
 	if _, err := e.hub.Admin().SetDirectoryListed(ctx, e.bob.AgentID, true); err != nil {
 		t.Fatalf("SetDirectoryListed: %v", err)
 	}
