@@ -27,6 +27,12 @@ func (f *fixture) mustSend(cr hub.Credentials, key string, in hub.MessageSendInp
 	return f.world().MustSend(cr, key, in)
 }
 
+// roomOf creates a room of box main with members.
+func (f *fixture) roomOf(name string, members ...*hub.AgentInfo) *hub.RoomInfo {
+	f.t.Helper()
+	return f.world().MustRoom(f.box, name, members...)
+}
+
 func (f *fixture) read(cr hub.Credentials, conv hub.Destination, cur string, limit, maxBytes int) (*hub.ConversationReadOutput, error) {
 	return f.h.ConversationRead(f.ctx, cr, hub.ConversationReadInput{Conversation: conv, Cursor: cur, Limit: limit, MaxBytes: maxBytes})
 }
