@@ -275,13 +275,10 @@ func TestOwnerViewPaging(t *testing.T) {
 		for i := len(agents); i < n; i++ {
 			agents = append(agents, f.MustAgent(f.Box, fmt.Sprintf("agent %03d", i)))
 		}
-		crowd := f.mustRoom("crowd", "")
-		for _, ag := range agents {
-			f.mustAdd(crowd.RoomID, ag)
-		}
+		crowd := f.MustRoom(f.Box, "crowd", agents...)
 		rooms := []string{crowd.RoomID}
 		for i := len(rooms); i < n; i++ {
-			rooms = append(rooms, f.mustRoom(fmt.Sprintf("room %03d", i), "").RoomID)
+			rooms = append(rooms, f.MustRoom(f.Box, fmt.Sprintf("room %03d", i)).RoomID)
 		}
 		ca := f.Prime(f.Alice)
 		var spaces, private []string
@@ -297,9 +294,7 @@ func TestOwnerViewPaging(t *testing.T) {
 		}
 		// Alice asks bob n times in a room of their own: n messages, n
 		// requests each way, n inbox rows for bob.
-		pair := f.mustRoom("pair", "")
-		f.mustAdd(pair.RoomID, f.Alice)
-		f.mustAdd(pair.RoomID, f.Bob)
+		pair := f.MustRoom(f.Box, "pair", f.Alice, f.Bob)
 		var msgs []string
 		for i := range n {
 			m := f.MustSend(ca, fmt.Sprintf("q%d", i), hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindRoom, RoomID: pair.RoomID},
@@ -544,10 +539,7 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 		f := newFixture(t, ad)
 		crA, crB := f.Prime(f.Alice), f.Prime(f.Bob)
 		carol := f.MustAgent(f.Box, "carol")
-		room := f.mustRoom("work", "")
-		for _, ag := range []*hub.AgentInfo{f.Alice, f.Bob, carol} {
-			f.mustAdd(room.RoomID, ag)
-		}
+		room := f.MustRoom(f.Box, "work", f.Alice, f.Bob, carol)
 		inRoom := f.MustSend(crA, "both", hub.MessageSendInput{Destination: hubtest.ToRoom(room.RoomID), BodyMD: "review?",
 			Requests: []string{f.Bob.AgentID, carol.AgentID}, Mentions: []string{f.Bob.AgentID, carol.AgentID}})
 		f.Clock.Advance(time.Second)
@@ -606,8 +598,7 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 func TestBacklogReasonNames(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("plan", "")
-		f.mustAdd(room.RoomID, f.Alice)
+		room := f.MustRoom(f.Box, "plan", f.Alice)
 		m := f.mustAdd(room.RoomID, f.Bob)
 		ca, cb := f.Prime(f.Alice), f.Prime(f.Bob)
 		if _, err := f.Hub.RoomFollow(f.Ctx, cb, hub.RoomFollowInput{Mutation: hub.Mutation{IdempotencyKey: "f"},
