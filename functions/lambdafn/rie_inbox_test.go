@@ -22,20 +22,9 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
 	alice, bob := tb.Alice, tb.Bob
-	pa, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime(alice): %v", err)
-	}
-	sent, err := h.MessageSend(ctx, hub.Credentials{Bearer: alice.BoxKey, SessionID: pa.SessionID}, hub.MessageSendInput{
-		Mutation: hub.Mutation{IdempotencyKey: "dm"}, BodyMD: "ping",
-		Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: bob.AgentID}})
-	if err != nil {
-		t.Fatalf("MessageSend: %v", err)
-	}
-	pb, err := h.Prime(ctx, hub.Credentials{Bearer: bob.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime(bob): %v", err)
-	}
+	pa := tb.Prime(alice)
+	sent := tb.DM(pa, bob, "dm", "ping")
+	pb := tb.Prime(bob)
 	headers := map[string]string{"authorization": "Bearer " + bob.BoxKey, "agentbox-session": pb.SessionID,
 		"content-type": "application/json"}
 

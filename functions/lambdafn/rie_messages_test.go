@@ -21,10 +21,7 @@ func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
 	h, ctx, table, endpoint := tb.h, tb.Ctx, tb.table, tb.endpoint
 	alice, bob, mallory := tb.Alice, tb.Bob, tb.Mallory
 	room := tb.MustRoom(tb.box, "design", alice, bob)
-	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime: %v", err)
-	}
+	prime := tb.Prime(alice)
 
 	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
@@ -51,12 +48,7 @@ func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
 		t.Errorf("%s function, DM to another box: got %d %s, want 404 NOT_FOUND_OR_FORBIDDEN", fn, res.StatusCode, res.Body)
 	}
 
-	bobCr := hub.Credentials{Bearer: bob.BoxKey, Transport: "rest"}
-	bp, err := h.Prime(ctx, bobCr, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime(bob): %v", err)
-	}
-	bobCr.SessionID = bp.SessionID
+	bobCr := tb.Prime(bob)
 	got, err := h.MessageGet(ctx, bobCr, hub.MessageGetInput{MessageID: first})
 	if err != nil || got.Message.BodyMD != "Parser done." || got.InboxSeq == nil || *got.InboxSeq != 1 {
 		t.Errorf("MessageGet after the function ran = %+v, %v; want the message in bob's inbox at 1", got, err)

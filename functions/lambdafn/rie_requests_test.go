@@ -24,11 +24,7 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 	alice, bob := tb.Alice, tb.Bob
 	sessions := map[string]string{}
 	for _, ag := range []*hub.AgentInfo{alice, bob} {
-		p, err := h.Prime(ctx, hub.Credentials{Bearer: ag.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-		if err != nil {
-			t.Fatalf("Prime: %v", err)
-		}
-		sessions[ag.AgentID] = p.SessionID
+		sessions[ag.AgentID] = tb.Prime(ag).SessionID
 	}
 	crA := hub.Credentials{Bearer: alice.BoxKey, SessionID: sessions[alice.AgentID]}
 	sent, err := h.MessageSend(ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "s1"},

@@ -27,10 +27,7 @@ func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
 	if _, err := adm.AddMember(ctx, room.RoomID, alice.AgentID); err != nil {
 		t.Fatalf("AddMember: %v", err)
 	}
-	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime: %v", err)
-	}
+	prime := tb.Prime(alice)
 
 	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,

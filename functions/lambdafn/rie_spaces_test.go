@@ -22,11 +22,7 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 	tb := newEmulatorTable(t)
 	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
 	alice := tb.Alice
-	prime, err := h.Prime(ctx, hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}, hub.PrimeInput{})
-	if err != nil {
-		t.Fatalf("Prime: %v", err)
-	}
-	cr := hub.Credentials{Bearer: alice.BoxKey, SessionID: prime.SessionID, Transport: "rest"}
+	cr := tb.Prime(alice)
 	created, err := h.CreateSpace(ctx, cr, hub.CreateSpaceInput{Data: hub.CreateSpaceData{
 		RequestID: "rie-1", Title: "PDF extraction checkpoint", Goal: "Verify.", Visibility: "private"}})
 	if err != nil {
@@ -37,7 +33,7 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 	for _, name := range functions {
 		emu[name] = startEmulator(t, rie, name, bootstrap, functionEnv(table, endpoint, name))
 	}
-	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
+	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": cr.SessionID,
 		"content-type": "application/json"}
 
 	path := "/v1/spaces/" + created.Space.ID

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/functions/lambdafn"
-	"github.com/agentbox/agentbox/internal/hub"
 )
 
 // TestWebhookFunctionUnderRuntimeEmulator: the real binary as the webhook
@@ -31,16 +30,7 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 	tab, recv, hits := webhookTable(t)
 	alice, bob := tab.Alice, tab.Bob
 	ctx := context.Background()
-	cr := hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}
-	p, err := tab.h.Prime(ctx, cr, hub.PrimeInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr.SessionID = p.SessionID
-	if _, err := tab.h.MessageSend(ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
-		Destination: hub.Destination{Kind: "dm", RecipientAgentID: bob.AgentID}, BodyMD: "wake up"}); err != nil {
-		t.Fatal(err)
-	}
+	tab.DM(tab.Prime(alice), bob, "m1", "wake up")
 	raw, err := os.ReadFile("testdata/stream_event.json")
 	if err != nil {
 		t.Fatal(err)
@@ -102,16 +92,7 @@ func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
 	if list, err := tab.h.Admin().ListWebhooks(ctx, tab.box); err != nil || len(list) != 1 || list[0].LastAttempt != "" {
 		t.Fatalf("after an unknown event the endpoint = %+v, %v; want no attempt", list, err)
 	}
-	cr := hub.Credentials{Bearer: alice.BoxKey, Transport: "rest"}
-	p, err := tab.h.Prime(ctx, cr, hub.PrimeInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr.SessionID = p.SessionID
-	if _, err := tab.h.MessageSend(ctx, cr, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "m1"},
-		Destination: hub.Destination{Kind: "dm", RecipientAgentID: bob.AgentID}, BodyMD: "wake up"}); err != nil {
-		t.Fatal(err)
-	}
+	tab.DM(tab.Prime(alice), bob, "m1", "wake up")
 	if msg := invoke(`{"version": "0", "id": "1", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}`); msg == "" {
 		t.Fatal("the scheduled pass reported no failure; the guard must have refused the loopback endpoint")
 	}

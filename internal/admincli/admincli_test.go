@@ -98,16 +98,23 @@ func primeOn(t *testing.T, st store.Store, key string) apperr.Code {
 	return ""
 }
 
+// openData opens the store of data directory dir; the caller closes it.
+func openData(t *testing.T, dir string) *bolt.Store {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{})
+	if err != nil {
+		t.Fatalf("bolt.Open: %v", err)
+	}
+	return st
+}
+
 // boltEnv: no server runs, the CLI opens the store file itself.
 func boltEnv(t *testing.T) env {
 	dir := filepath.Join(t.TempDir(), "data")
 	return env{
 		flags: []string{"--data", dir},
 		auth: func(t *testing.T, key string) apperr.Code {
-			st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{})
-			if err != nil {
-				t.Fatalf("bolt.Open: %v", err)
-			}
+			st := openData(t, dir)
 			defer st.Close()
 			return primeOn(t, st, key)
 		},
@@ -390,10 +397,7 @@ func TestSetProfileUnreadableFile(t *testing.T) {
 func TestLockedWithoutServer(t *testing.T) {
 	defer admincli.SetLockWait(0)()
 	dir := t.TempDir()
-	st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openData(t, dir)
 	defer st.Close()
 	fails(t, admincli.ExitError, apperr.TemporarilyUnavailable, "create-box", "--name", "x", "--data", dir)
 }
@@ -409,10 +413,7 @@ func TestLockedWithStaleSocket(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
-	st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openData(t, dir)
 	defer st.Close()
 	fails(t, admincli.ExitError, apperr.TemporarilyUnavailable, "create-box", "--name", "x", "--data", dir)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/bolt"
 )
 
 // TestOwnerKeysAndScopes runs the owner-key commands and --scope through
@@ -42,10 +41,7 @@ func TestOwnerKeysAndScopes(t *testing.T) {
 	fails(t, admincli.ExitError, apperr.InvalidArgument, append([]string{"create-agent", "--box", box.BoxID, "--name", "x", "--scope", "admin"}, data...)...)
 	ok(t, &rotated, append([]string{"rotate-key", "--agent", reader.AgentID, "--scope", "coordination:write"}, data...)...)
 
-	st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openData(t, dir)
 	defer st.Close()
 	h := hub.New(st, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()

@@ -19,9 +19,7 @@ func TestMessageAuthorization(t *testing.T) {
 		f := newFixture(t, ad)
 		outsider := f.mustAgent(f.box, "outsider")
 		removed := f.mustAgent(f.box, "removed")
-		room := f.mustRoom("secret", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, removed)
+		room := f.roomOf("secret", f.a, removed)
 		crA := f.prime(f.a)
 		msg := f.mustSend(crA, "m1", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "for members"})
 		f.mustRemove(room.RoomID, removed)
@@ -165,8 +163,7 @@ func TestReplyToInvisibleParent(t *testing.T) {
 func TestMessageEpochs(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("epochs", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.roomOf("epochs", f.a)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		dest := toRoom(room.RoomID)
 		post := func(key, replyTo string) *hub.MessageSendOutput {
@@ -266,8 +263,7 @@ func equalStrings(a, b []string) bool {
 func TestArchivedRoomMessages(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("archive", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.roomOf("archive", f.a)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		msg := f.mustSend(crA, "before", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "before"})
 		if _, err := f.h.Admin().ArchiveRoom(f.ctx, room.RoomID); err != nil {
@@ -299,9 +295,7 @@ func TestTargetRemovedBetweenReadAndWrite(t *testing.T) {
 				}
 			}}
 		})
-		room := f.mustRoom("race", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.roomOf("race", f.a, f.b)
 		cr := f.prime(f.a)
 		hook = func() { f.mustRemove(room.RoomID, f.b) }
 		_, err := send(f, cr, "m", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "hi", Mentions: []string{f.b.AgentID}})

@@ -25,8 +25,7 @@ func TestAttentionMatrix(t *testing.T) {
 	}
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("matrix", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.roomOf("matrix", f.a)
 		memB := f.mustAdd(room.RoomID, f.b)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		rev := memB.FollowRevision
@@ -99,8 +98,7 @@ func TestAttentionMatrix(t *testing.T) {
 func TestFollowChangesAreProspective(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("prospective", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.roomOf("prospective", f.a)
 		memB := f.mustAdd(room.RoomID, f.b)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		post := func(key string) string {

@@ -6,31 +6,31 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
 // Helpers for the message tests, on top of hub_test.go's fixture and
 // rooms_helpers_test.go.
 
-func toRoom(room string) hub.Destination { return hub.Destination{Kind: hub.KindRoom, RoomID: room} }
-func toDM(agent string) hub.Destination {
-	return hub.Destination{Kind: hub.KindDM, RecipientAgentID: agent}
-}
+func toRoom(room string) hub.Destination { return hubtest.ToRoom(room) }
+func toDM(agent string) hub.Destination  { return hubtest.ToDM(agent) }
 
 // send calls message_send with key as its idempotency key.
 func send(f *fixture, cr hub.Credentials, key string, in hub.MessageSendInput) (*hub.MessageSendOutput, error) {
-	in.Mutation = hub.Mutation{IdempotencyKey: key}
-	return f.h.MessageSend(f.ctx, cr, in)
+	return f.world().Send(cr, key, in)
 }
 
 // mustSend sends a plain message and fails the test on error.
 func (f *fixture) mustSend(cr hub.Credentials, key string, in hub.MessageSendInput) *hub.MessageSendOutput {
 	f.t.Helper()
-	out, err := send(f, cr, key, in)
-	if err != nil {
-		f.t.Fatalf("MessageSend(%s): %v", key, err)
-	}
-	return out
+	return f.world().MustSend(cr, key, in)
+}
+
+// roomOf creates a room of box main with members.
+func (f *fixture) roomOf(name string, members ...*hub.AgentInfo) *hub.RoomInfo {
+	f.t.Helper()
+	return f.world().MustRoom(f.box, name, members...)
 }
 
 func (f *fixture) read(cr hub.Credentials, conv hub.Destination, cur string, limit, maxBytes int) (*hub.ConversationReadOutput, error) {

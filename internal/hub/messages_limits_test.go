@@ -32,8 +32,7 @@ func TestMessageLimits(t *testing.T) {
 	t.Parallel()
 	forEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("limits", "")
-		f.mustAdd(room.RoomID, f.a)
+		room := f.roomOf("limits", f.a)
 		cards := make([]hub.SeedCard, 21)
 		for i := range cards {
 			cards[i] = hub.SeedCard{Name: fmt.Sprintf("member-%02d", i)}
@@ -281,9 +280,7 @@ func TestMessageIdempotency(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var b *writeBarrier
 		f := newFixture(t, ad, withBarrier(&b))
-		room := f.mustRoom("idem", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.roomOf("idem", f.a, f.b)
 		cr := f.prime(f.a)
 		in := hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "once", Mentions: []string{f.b.AgentID},
 			Payload: hub.Object(`{"a":1,"b":[1,2]}`)}

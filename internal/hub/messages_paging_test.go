@@ -19,11 +19,7 @@ import (
 func TestConversationPaging(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room, other := f.mustRoom("paging", ""), f.mustRoom("other", "")
-		for _, r := range []string{room.RoomID, other.RoomID} {
-			f.mustAdd(r, f.a)
-			f.mustAdd(r, f.b)
-		}
+		room, other := f.roomOf("paging", f.a, f.b), f.roomOf("other", f.a, f.b)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		dest := toRoom(room.RoomID)
 		body := strings.Repeat("m", 700) // two never fit in 1 KiB

@@ -22,11 +22,8 @@ func TestSendersRace(t *testing.T) {
 		f := newFixture(t, ad)
 		c := f.mustAgent(f.box, "carol")
 		d := f.mustAgent(f.box, "dave")
-		room := f.mustRoom("race", "")
 		senders := []*hub.AgentInfo{f.a, f.b, c, d}
-		for _, ag := range senders {
-			f.mustAdd(room.RoomID, ag)
-		}
+		room := f.roomOf("race", senders...)
 		creds := make([]hub.Credentials, len(senders))
 		for i, ag := range senders {
 			creds[i] = f.prime(ag)

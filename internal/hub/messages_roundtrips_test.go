@@ -13,9 +13,7 @@ import (
 func TestMessageRoundTrips(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("rt", "")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
+		room := f.roomOf("rt", f.a, f.b)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		root := f.mustSend(crA, "root", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "root", Mentions: []string{f.b.AgentID}})
 		var reply *hub.MessageSendOutput

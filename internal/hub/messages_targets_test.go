@@ -50,10 +50,7 @@ func TestMessageSendTargetsKeepTheRest(t *testing.T) {
 // roomOfAliceAndBob creates room "ops" with alice and bob as members.
 func (f *fixture) roomOfAliceAndBob() *hub.RoomInfo {
 	f.t.Helper()
-	room := f.mustRoom("ops", "")
-	f.mustAdd(room.RoomID, f.a)
-	f.mustAdd(room.RoomID, f.b)
-	return room
+	return f.roomOf("ops", f.a, f.b)
 }
 
 // TestFanoutWrites: a post to 89 other members, too many for the message's

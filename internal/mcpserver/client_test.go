@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 func TestInitializeIssuesSession(t *testing.T) {
@@ -123,64 +122,61 @@ func asJSON(t *testing.T, v any) any {
 // adapter: priming binds the transport's session, CAS saves, conflicts and
 // replays come back as tool results.
 func TestToolFlow(t *testing.T) {
-	for _, a := range teststores.All() {
-		t.Run(a.Name, func(t *testing.T) {
-			e := newEnvOn(t, a)
-			cs, _ := e.connect(t, e.alice.BoxKey)
-			sid := cs.ID()
+	eachEnv(t, func(t *testing.T, e *env) {
+		cs, _ := e.connect(t, e.alice.BoxKey)
+		sid := cs.ID()
 
-			wantCode(t, "checkpoint_get before agent_prime", call(t, cs, "checkpoint_get", nil), apperr.NotPrimed)
+		wantCode(t, "checkpoint_get before agent_prime", call(t, cs, "checkpoint_get", nil), apperr.NotPrimed)
 
-			prime := wantOK[hub.PrimeOutput](t, "agent_prime", call(t, cs, "agent_prime", map[string]any{}))
-			if prime.SessionID != sid {
-				t.Errorf("agent_prime session_id = %q, want the Mcp-Session-Id %q", prime.SessionID, sid)
-			}
-			// The first prime of a new session binds it: nothing resumed.
-			if prime.SessionResumed || prime.Agent.AgentID != e.alice.AgentID {
-				t.Errorf("agent_prime = resumed %t agent %s, want resumed false agent %s", prime.SessionResumed, prime.Agent.AgentID, e.alice.AgentID)
-			}
-			again := wantOK[hub.PrimeOutput](t, "agent_prime again", call(t, cs, "agent_prime", map[string]any{}))
-			if !again.SessionResumed || again.SessionID != sid {
-				t.Errorf("agent_prime again = session %q resumed %t, want %q resumed true", again.SessionID, again.SessionResumed, sid)
-			}
+		prime := wantOK[hub.PrimeOutput](t, "agent_prime", call(t, cs, "agent_prime", map[string]any{}))
+		if prime.SessionID != sid {
+			t.Errorf("agent_prime session_id = %q, want the Mcp-Session-Id %q", prime.SessionID, sid)
+		}
+		// The first prime of a new session binds it: nothing resumed.
+		if prime.SessionResumed || prime.Agent.AgentID != e.alice.AgentID {
+			t.Errorf("agent_prime = resumed %t agent %s, want resumed false agent %s", prime.SessionResumed, prime.Agent.AgentID, e.alice.AgentID)
+		}
+		again := wantOK[hub.PrimeOutput](t, "agent_prime again", call(t, cs, "agent_prime", map[string]any{}))
+		if !again.SessionResumed || again.SessionID != sid {
+			t.Errorf("agent_prime again = session %q resumed %t, want %q resumed true", again.SessionID, again.SessionResumed, sid)
+		}
 
-			got := wantOK[hub.CheckpointOutput](t, "checkpoint_get", call(t, cs, "checkpoint_get", nil))
-			if got.Checkpoint.Revision != 0 {
-				t.Errorf("checkpoint_get revision = %d, want 0", got.Checkpoint.Revision)
-			}
+		got := wantOK[hub.CheckpointOutput](t, "checkpoint_get", call(t, cs, "checkpoint_get", nil))
+		if got.Checkpoint.Revision != 0 {
+			t.Errorf("checkpoint_get revision = %d, want 0", got.Checkpoint.Revision)
+		}
 
-			save := map[string]any{"idempotency_key": "cp-1", "expected_revision": "0", "body_md": "first draft"}
-			saved := wantOK[hub.CheckpointOutput](t, "checkpoint_save", call(t, cs, "checkpoint_save", save))
-			if saved.Checkpoint.Revision != 1 || saved.Replayed || saved.Checkpoint.SessionID != sid {
-				t.Errorf("checkpoint_save = revision %d replayed %t session %q, want 1, false, %q",
-					saved.Checkpoint.Revision, saved.Replayed, saved.Checkpoint.SessionID, sid)
-			}
+		save := map[string]any{"idempotency_key": "cp-1", "expected_revision": "0", "body_md": "first draft"}
+		saved := wantOK[hub.CheckpointOutput](t, "checkpoint_save", call(t, cs, "checkpoint_save", save))
+		if saved.Checkpoint.Revision != 1 || saved.Replayed || saved.Checkpoint.SessionID != sid {
+			t.Errorf("checkpoint_save = revision %d replayed %t session %q, want 1, false, %q",
+				saved.Checkpoint.Revision, saved.Replayed, saved.Checkpoint.SessionID, sid)
+		}
 
-			replay := wantOK[hub.CheckpointOutput](t, "checkpoint_save replay", call(t, cs, "checkpoint_save", save))
-			if replay.Checkpoint.Revision != 1 || !replay.Replayed {
-				t.Errorf("checkpoint_save replay = revision %d replayed %t, want 1, true", replay.Checkpoint.Revision, replay.Replayed)
-			}
+		replay := wantOK[hub.CheckpointOutput](t, "checkpoint_save replay", call(t, cs, "checkpoint_save", save))
+		if replay.Checkpoint.Revision != 1 || !replay.Replayed {
+			t.Errorf("checkpoint_save replay = revision %d replayed %t, want 1, true", replay.Checkpoint.Revision, replay.Replayed)
+		}
 
-			stale := map[string]any{"idempotency_key": "cp-2", "expected_revision": "0", "body_md": "overwrite?"}
-			res := call(t, cs, "checkpoint_save", stale)
-			env := wantCode(t, "checkpoint_save stale", res, apperr.RevisionConflict)
-			if env.CurrentRevision == nil || *env.CurrentRevision != "1" {
-				t.Errorf("REVISION_CONFLICT current_revision = %v, want \"1\"", env.CurrentRevision)
-			}
-			var raw map[string]map[string]any
-			if b, _ := json.Marshal(res.StructuredContent); json.Unmarshal(b, &raw) != nil || raw["error"]["current_revision"] != "1" {
-				t.Errorf("structuredContent = %v, want error.current_revision the JSON string \"1\"", res.StructuredContent)
-			}
+		stale := map[string]any{"idempotency_key": "cp-2", "expected_revision": "0", "body_md": "overwrite?"}
+		res := call(t, cs, "checkpoint_save", stale)
+		env := wantCode(t, "checkpoint_save stale", res, apperr.RevisionConflict)
+		if env.CurrentRevision == nil || *env.CurrentRevision != "1" {
+			t.Errorf("REVISION_CONFLICT current_revision = %v, want \"1\"", env.CurrentRevision)
+		}
+		var raw map[string]map[string]any
+		if b, _ := json.Marshal(res.StructuredContent); json.Unmarshal(b, &raw) != nil || raw["error"]["current_revision"] != "1" {
+			t.Errorf("structuredContent = %v, want error.current_revision the JSON string \"1\"", res.StructuredContent)
+		}
 
-			changed := map[string]any{"idempotency_key": "cp-1", "expected_revision": "0", "body_md": "a different action"}
-			wantCode(t, "checkpoint_save reused key", call(t, cs, "checkpoint_save", changed), apperr.IdempotencyConflict)
+		changed := map[string]any{"idempotency_key": "cp-1", "expected_revision": "0", "body_md": "a different action"}
+		wantCode(t, "checkpoint_save reused key", call(t, cs, "checkpoint_save", changed), apperr.IdempotencyConflict)
 
-			after := wantOK[hub.CheckpointOutput](t, "checkpoint_get", call(t, cs, "checkpoint_get", nil))
-			if after.Checkpoint.Revision != 1 || after.Checkpoint.BodyMD != "first draft" {
-				t.Errorf("checkpoint after conflicts = revision %d %q, want 1 \"first draft\"", after.Checkpoint.Revision, after.Checkpoint.BodyMD)
-			}
-		})
-	}
+		after := wantOK[hub.CheckpointOutput](t, "checkpoint_get", call(t, cs, "checkpoint_get", nil))
+		if after.Checkpoint.Revision != 1 || after.Checkpoint.BodyMD != "first draft" {
+			t.Errorf("checkpoint after conflicts = revision %d %q, want 1 \"first draft\"", after.Checkpoint.Revision, after.Checkpoint.BodyMD)
+		}
+	})
 }
 
 func TestNotPrimed(t *testing.T) {

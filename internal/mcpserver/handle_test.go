@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // perCallHost is a host that opens a brand-new 2025-era MCP connection for
@@ -77,79 +76,67 @@ func (h *perCallHost) call(tool string, args map[string]any) *mcp.CallToolResult
 // a call without the handle answers NOT_PRIMED saying what to do. The
 // handle survives the DELETE that ends the connection agent_prime ran on.
 func TestPerCallHost(t *testing.T) {
-	for _, a := range teststores.All() {
-		t.Run(a.Name, func(t *testing.T) {
-			e := newEnvOn(t, a)
-			ctx := context.Background()
-			room, err := e.hub.Admin().CreateRoom(ctx, e.alice.BoxID, "per-call", "Per-call hosts.")
-			if err != nil {
-				t.Fatalf("CreateRoom: %v", err)
-			}
-			for _, ag := range []string{e.alice.AgentID, e.bob.AgentID} {
-				if _, err := e.hub.Admin().AddMember(ctx, room.RoomID, ag); err != nil {
-					t.Fatalf("AddMember: %v", err)
-				}
-			}
-			alice, bob := e.perCallHost(t, e.alice.BoxKey), e.perCallHost(t, e.bob.BoxKey)
-			hA := wantOK[hub.PrimeOutput](t, "agent_prime alice", alice.call("agent_prime", nil)).SessionID
-			hB := wantOK[hub.PrimeOutput](t, "agent_prime bob", bob.call("agent_prime", nil)).SessionID
-			with := func(handle string, args map[string]any) map[string]any {
-				args["session_id"] = handle
-				return args
-			}
+	eachEnv(t, func(t *testing.T, e *env) {
+		room := e.roomOfAliceAndBob("per-call")
+		alice, bob := e.perCallHost(t, e.alice.BoxKey), e.perCallHost(t, e.bob.BoxKey)
+		hA := wantOK[hub.PrimeOutput](t, "agent_prime alice", alice.call("agent_prime", nil)).SessionID
+		hB := wantOK[hub.PrimeOutput](t, "agent_prime bob", bob.call("agent_prime", nil)).SessionID
+		with := func(handle string, args map[string]any) map[string]any {
+			args["session_id"] = handle
+			return args
+		}
 
-			// Without the handle, a new connection is a session never
-			// primed, and the error says how to leave it.
-			env := wantCode(t, "inbox_list without session_id", bob.call("inbox_list", map[string]any{}), apperr.NotPrimed)
-			if !strings.Contains(env.Message, "missing") || env.NextAction != "Call agent_prime, then pass its session_id argument on every call." {
-				t.Errorf("NOT_PRIMED = %q / %q, want the missing session and the way out", env.Message, env.NextAction)
-			}
+		// Without the handle, a new connection is a session never
+		// primed, and the error says how to leave it.
+		env := wantCode(t, "inbox_list without session_id", bob.call("inbox_list", map[string]any{}), apperr.NotPrimed)
+		if !strings.Contains(env.Message, "missing") || env.NextAction != "Call agent_prime, then pass its session_id argument on every call." {
+			t.Errorf("NOT_PRIMED = %q / %q, want the missing session and the way out", env.Message, env.NextAction)
+		}
 
-			dm := wantOK[hub.MessageSendOutput](t, "message_send DM", alice.call("message_send", with(hA, map[string]any{
-				"idempotency_key": "pc-dm", "body_md": "Hello bob.",
-				"destination": map[string]any{"kind": "dm", "recipient_agent_id": e.bob.AgentID}})))
-			post := wantOK[hub.MessageSendOutput](t, "message_send room", alice.call("message_send", with(hA, map[string]any{
-				"idempotency_key": "pc-post", "body_md": "Bob, please review the parser.", "requests": []string{e.bob.AgentID}, "mentions": []string{e.bob.AgentID},
-				"destination": map[string]any{"kind": "room", "room_id": room.RoomID}})))
+		dm := wantOK[hub.MessageSendOutput](t, "message_send DM", alice.call("message_send", with(hA, map[string]any{
+			"idempotency_key": "pc-dm", "body_md": "Hello bob.",
+			"destination": map[string]any{"kind": "dm", "recipient_agent_id": e.bob.AgentID}})))
+		post := wantOK[hub.MessageSendOutput](t, "message_send room", alice.call("message_send", with(hA, map[string]any{
+			"idempotency_key": "pc-post", "body_md": "Bob, please review the parser.", "requests": []string{e.bob.AgentID}, "mentions": []string{e.bob.AgentID},
+			"destination": map[string]any{"kind": "room", "room_id": room.RoomID}})))
 
-			list := wantOK[hub.InboxListOutput](t, "inbox_list", bob.call("inbox_list", with(hB, map[string]any{})))
-			var seqs []string
-			got := map[string]bool{}
-			for _, r := range list.Rows {
-				seqs = append(seqs, strconv.FormatUint(uint64(r.InboxSeq), 10))
-				if r.Message != nil {
-					got[r.Message.MessageID] = true
-				}
+		list := wantOK[hub.InboxListOutput](t, "inbox_list", bob.call("inbox_list", with(hB, map[string]any{})))
+		var seqs []string
+		got := map[string]bool{}
+		for _, r := range list.Rows {
+			seqs = append(seqs, strconv.FormatUint(uint64(r.InboxSeq), 10))
+			if r.Message != nil {
+				got[r.Message.MessageID] = true
 			}
-			if len(list.Rows) != 2 || !got[dm.MessageID] || !got[post.MessageID] {
-				t.Fatalf("inbox_list = %+v, want the DM and the room request", list)
+		}
+		if len(list.Rows) != 2 || !got[dm.MessageID] || !got[post.MessageID] {
+			t.Fatalf("inbox_list = %+v, want the DM and the room request", list)
+		}
+		wantOK[map[string]any](t, "thread_read", bob.call("thread_read", with(hB, map[string]any{"message_id": post.MessageID})))
+		resp := wantOK[hub.RequestRespondOutput](t, "request_respond", bob.call("request_respond", with(hB, map[string]any{
+			"request_message_id": post.MessageID, "expected_revision": "0", "status": "accepted",
+			"body_md": "On it.", "idempotency_key": "pc-resp"})))
+		if resp.Request.Revision != 1 {
+			t.Errorf("request_respond = %+v, want revision 1", resp)
+		}
+		ack := wantOK[hub.InboxAckOutput](t, "inbox_ack", bob.call("inbox_ack", with(hB, map[string]any{
+			"idempotency_key": "pc-ack", "inbox_seqs": seqs})))
+		if ack.Acked != 2 {
+			t.Errorf("inbox_ack = %+v, want both rows acked", ack)
+		}
+		for _, r := range ack.Results {
+			if r.AckedBySession != hB {
+				t.Errorf("inbox_ack row %d acked by session %q, want the handle %q", r.InboxSeq, r.AckedBySession, hB)
 			}
-			wantOK[map[string]any](t, "thread_read", bob.call("thread_read", with(hB, map[string]any{"message_id": post.MessageID})))
-			resp := wantOK[hub.RequestRespondOutput](t, "request_respond", bob.call("request_respond", with(hB, map[string]any{
-				"request_message_id": post.MessageID, "expected_revision": "0", "status": "accepted",
-				"body_md": "On it.", "idempotency_key": "pc-resp"})))
-			if resp.Request.Revision != 1 {
-				t.Errorf("request_respond = %+v, want revision 1", resp)
-			}
-			ack := wantOK[hub.InboxAckOutput](t, "inbox_ack", bob.call("inbox_ack", with(hB, map[string]any{
-				"idempotency_key": "pc-ack", "inbox_seqs": seqs})))
-			if ack.Acked != 2 {
-				t.Errorf("inbox_ack = %+v, want both rows acked", ack)
-			}
-			for _, r := range ack.Results {
-				if r.AckedBySession != hB {
-					t.Errorf("inbox_ack row %d acked by session %q, want the handle %q", r.InboxSeq, r.AckedBySession, hB)
-				}
-			}
-			out := wantOK[hub.RequestsListOutput](t, "requests_list", alice.call("requests_list", with(hA, map[string]any{"direction": "outgoing"})))
-			if len(out.Requests) != 1 || out.Requests[0].Status != "accepted" || out.Requests[0].RequestMessageID != post.MessageID {
-				t.Errorf("requests_list outgoing = %+v, want bob's accepted request", out)
-			}
-			if n := len(alice.seen) + len(bob.seen); n != 10 {
-				t.Errorf("%d MCP sessions for 10 calls, want one each", n)
-			}
-		})
-	}
+		}
+		out := wantOK[hub.RequestsListOutput](t, "requests_list", alice.call("requests_list", with(hA, map[string]any{"direction": "outgoing"})))
+		if len(out.Requests) != 1 || out.Requests[0].Status != "accepted" || out.Requests[0].RequestMessageID != post.MessageID {
+			t.Errorf("requests_list outgoing = %+v, want bob's accepted request", out)
+		}
+		if n := len(alice.seen) + len(bob.seen); n != 10 {
+			t.Errorf("%d MCP sessions for 10 calls, want one each", n)
+		}
+	})
 }
 
 // TestAckRuleWithHandles: "returned to this session" holds with handles as
@@ -157,41 +144,38 @@ func TestPerCallHost(t *testing.T) {
 // under another live handle of the same agent, and another agent's handle
 // with your key is AUTH_FAILED.
 func TestAckRuleWithHandles(t *testing.T) {
-	for _, a := range teststores.All() {
-		t.Run(a.Name, func(t *testing.T) {
-			e := newEnvOn(t, a)
-			ctx := context.Background()
-			pb, err := e.hub.Prime(ctx, hub.Credentials{Bearer: e.bob.BoxKey}, hub.PrimeInput{})
-			if err != nil {
-				t.Fatalf("Prime(bob): %v", err)
-			}
-			if _, err := e.hub.MessageSend(ctx, hub.Credentials{Bearer: e.bob.BoxKey, SessionID: pb.SessionID}, hub.MessageSendInput{
-				Mutation:    hub.Mutation{IdempotencyKey: "ask"},
-				Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: e.alice.AgentID}, BodyMD: "Ping."}); err != nil {
-				t.Fatalf("MessageSend: %v", err)
-			}
-			cs, _ := e.connect(t, e.alice.BoxKey)
-			h1 := wantOK[hub.PrimeOutput](t, "agent_prime (handle 1)", call(t, cs, "agent_prime", map[string]any{})).SessionID
-			cs2, _ := e.connect(t, e.alice.BoxKey) // a second live session of alice's
-			h2 := wantOK[hub.PrimeOutput](t, "agent_prime (handle 2)", call(t, cs2, "agent_prime", map[string]any{})).SessionID
-			if h1 == h2 {
-				t.Fatalf("two primes on two connections gave one handle %q", h1)
-			}
-			list := wantOK[hub.InboxListOutput](t, "inbox_list under handle 1", call(t, cs, "inbox_list", map[string]any{"session_id": h1}))
-			if len(list.Rows) != 1 {
-				t.Fatalf("inbox_list = %+v, want bob's DM", list)
-			}
-			seq := strconv.FormatUint(uint64(list.Rows[0].InboxSeq), 10)
-			wantCode(t, "inbox_ack under handle 2", call(t, cs, "inbox_ack", map[string]any{
-				"session_id": h2, "idempotency_key": "ack-2", "inbox_seqs": []string{seq}}), apperr.InvalidArgument)
-			wantCode(t, "inbox_list under bob's handle with alice's key", call(t, cs, "inbox_list", map[string]any{"session_id": pb.SessionID}), apperr.AuthFailed)
-			wantCode(t, "inbox_ack under bob's handle with alice's key", call(t, cs, "inbox_ack", map[string]any{
-				"session_id": pb.SessionID, "idempotency_key": "ack-b", "inbox_seqs": []string{seq}}), apperr.AuthFailed)
-			ack := wantOK[hub.InboxAckOutput](t, "inbox_ack under handle 1", call(t, cs, "inbox_ack", map[string]any{
-				"session_id": h1, "idempotency_key": "ack-1", "inbox_seqs": []string{seq}}))
-			if ack.Acked != 1 || ack.Results[0].AckedBySession != h1 {
-				t.Errorf("inbox_ack = %+v, want the row acked by handle 1", ack)
-			}
-		})
-	}
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		pb, err := e.hub.Prime(ctx, hub.Credentials{Bearer: e.bob.BoxKey}, hub.PrimeInput{})
+		if err != nil {
+			t.Fatalf("Prime(bob): %v", err)
+		}
+		if _, err := e.hub.MessageSend(ctx, hub.Credentials{Bearer: e.bob.BoxKey, SessionID: pb.SessionID}, hub.MessageSendInput{
+			Mutation:    hub.Mutation{IdempotencyKey: "ask"},
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: e.alice.AgentID}, BodyMD: "Ping."}); err != nil {
+			t.Fatalf("MessageSend: %v", err)
+		}
+		cs, _ := e.connect(t, e.alice.BoxKey)
+		h1 := wantOK[hub.PrimeOutput](t, "agent_prime (handle 1)", call(t, cs, "agent_prime", map[string]any{})).SessionID
+		cs2, _ := e.connect(t, e.alice.BoxKey) // a second live session of alice's
+		h2 := wantOK[hub.PrimeOutput](t, "agent_prime (handle 2)", call(t, cs2, "agent_prime", map[string]any{})).SessionID
+		if h1 == h2 {
+			t.Fatalf("two primes on two connections gave one handle %q", h1)
+		}
+		list := wantOK[hub.InboxListOutput](t, "inbox_list under handle 1", call(t, cs, "inbox_list", map[string]any{"session_id": h1}))
+		if len(list.Rows) != 1 {
+			t.Fatalf("inbox_list = %+v, want bob's DM", list)
+		}
+		seq := strconv.FormatUint(uint64(list.Rows[0].InboxSeq), 10)
+		wantCode(t, "inbox_ack under handle 2", call(t, cs, "inbox_ack", map[string]any{
+			"session_id": h2, "idempotency_key": "ack-2", "inbox_seqs": []string{seq}}), apperr.InvalidArgument)
+		wantCode(t, "inbox_list under bob's handle with alice's key", call(t, cs, "inbox_list", map[string]any{"session_id": pb.SessionID}), apperr.AuthFailed)
+		wantCode(t, "inbox_ack under bob's handle with alice's key", call(t, cs, "inbox_ack", map[string]any{
+			"session_id": pb.SessionID, "idempotency_key": "ack-b", "inbox_seqs": []string{seq}}), apperr.AuthFailed)
+		ack := wantOK[hub.InboxAckOutput](t, "inbox_ack under handle 1", call(t, cs, "inbox_ack", map[string]any{
+			"session_id": h1, "idempotency_key": "ack-1", "inbox_seqs": []string{seq}}))
+		if ack.Acked != 1 || ack.Results[0].AckedBySession != h1 {
+			t.Errorf("inbox_ack = %+v, want the row acked by handle 1", ack)
+		}
+	})
 }

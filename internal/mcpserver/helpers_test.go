@@ -32,6 +32,7 @@ import (
 // env is one agentbox MCP endpoint on a real HTTP server, with a box holding
 // two agents (alice, bob) and a second box holding a third (mallory).
 type env struct {
+	w       *hubtest.World
 	hub     *hub.Hub
 	reg     *registry.Registry
 	url     string
@@ -52,6 +53,17 @@ func newEnv(t *testing.T) *env { return newEnvOn(t, adapter(t, "bolt")) }
 
 func newEnvOn(t *testing.T, a teststores.Adapter) *env { return newEnvWrapped(t, a, nil) }
 
+// eachEnv runs fn on an endpoint of each storage adapter, one subtest each.
+func eachEnv(t *testing.T, fn func(t *testing.T, e *env)) {
+	hubtest.ForEachAdapterSerial(t, func(t *testing.T, a teststores.Adapter) { fn(t, newEnvOn(t, a)) })
+}
+
+// roomOfAliceAndBob creates a room of box main with alice and bob as
+// members.
+func (e *env) roomOfAliceAndBob(name string) *hub.RoomInfo {
+	return e.w.MustRoom(e.w.Box, name, e.alice, e.bob)
+}
+
 // newEnvWrapped is newEnvOn with the store wrapped by wrap (when not nil),
 // for a test that observes the store.
 func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) store.Store) *env {
@@ -70,7 +82,7 @@ func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) st
 	reg := registry.New(registrytest.Guard(t))
 	srv := httptest.NewServer(mcpserver.New(w.Hub, reg, log))
 	t.Cleanup(srv.Close)
-	return &env{hub: w.Hub, reg: reg, url: srv.URL, logs: logs, clock: w.Clock, counter: w.Store, metrics: metrics,
+	return &env{w: w, hub: w.Hub, reg: reg, url: srv.URL, logs: logs, clock: w.Clock, counter: w.Store, metrics: metrics,
 		alice: w.Alice, bob: w.Bob, mallory: w.Mallory}
 }
 

@@ -59,15 +59,7 @@ func runNode(t *testing.T, dir string, env []string, name string, args ...string
 func (e *env) interopCtx(t *testing.T) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	room, err := e.hub.Admin().CreateRoom(ctx, e.alice.BoxID, "interop", "The interop room.")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	for _, a := range []string{e.alice.AgentID, e.bob.AgentID} {
-		if _, err := e.hub.Admin().AddMember(ctx, room.RoomID, a); err != nil {
-			t.Fatalf("AddMember: %v", err)
-		}
-	}
+	room := e.roomOfAliceAndBob("interop")
 	if _, err := e.hub.Admin().SetDirectoryListed(ctx, e.bob.AgentID, true); err != nil {
 		t.Fatalf("SetDirectoryListed: %v", err)
 	}
@@ -128,6 +120,35 @@ func TestTypeScriptSDKInterop(t *testing.T) {
 // runInspector runs one Inspector CLI process on the endpoint with key
 // and returns its one JSON result. It exits 5 (tool_is_error) after
 // printing an isError result, which is how a failed tool must arrive.
+// inspectorResumes runs the Inspector CLI (with era's arguments first)
+// three times, one process each: agent_prime, then checkpoint_get passing
+// the session by resume(session id), then checkpoint_get without it — a
+// new process is a new, unprimed session, whose error reaches the
+// Inspector as a result, not as a thrown error. label names the runs in
+// failures.
+func inspectorResumes(t *testing.T, label string, era []string, resume func(sid string) []string) {
+	t.Helper()
+	dir := tsClientDir(t)
+	e := newEnv(t)
+	inspector := func(args ...string) map[string]any {
+		t.Helper()
+		return runInspector(t, dir, e.url, e.alice.BoxKey, append(era, args...)...)
+	}
+	prime := inspector("--method", "tools/call", "--tool-name", "agent_prime")
+	sid, _ := structuredOf(prime)["session_id"].(string)
+	if prime["isError"] == true || sid == "" {
+		t.Fatalf("%s agent_prime: %v, want a session_id", label, prime)
+	}
+	got := inspector(append([]string{"--method", "tools/call", "--tool-name", "checkpoint_get"}, resume(sid)...)...)
+	if got["isError"] == true || structuredOf(got)["checkpoint"] == nil {
+		t.Errorf("%s checkpoint_get with the session in a new process: %v, want the checkpoint", label, got)
+	}
+	unprimed := inspector("--method", "tools/call", "--tool-name", "checkpoint_get")
+	if unprimed["isError"] != true || errCode(unprimed) != "NOT_PRIMED" {
+		t.Errorf("%s checkpoint_get without a session: %v, want isError NOT_PRIMED", label, unprimed)
+	}
+}
+
 func runInspector(t *testing.T, dir, url, key string, args ...string) map[string]any {
 	t.Helper()
 	base := []string{filepath.Join("node_modules", ".bin", "mcp-inspector"), "--cli", url + "/mcp", "--transport", "http",
@@ -156,29 +177,6 @@ func lastLine(s string) string {
 // does: every run is a new process and a new MCP session, so the durable
 // session agent_prime returns travels in the Agentbox-Session header.
 func TestInspectorCLIOneShot(t *testing.T) {
-	dir := tsClientDir(t)
-	e := newEnv(t)
-	inspector := func(args ...string) map[string]any {
-		t.Helper()
-		return runInspector(t, dir, e.url, e.alice.BoxKey, args...)
-	}
-	structured := structuredOf
-
-	prime := inspector("--method", "tools/call", "--tool-name", "agent_prime")
-	sid, _ := structured(prime)["session_id"].(string)
-	if prime["isError"] == true || sid == "" {
-		t.Fatalf("inspector agent_prime: %v, want a session_id", prime)
-	}
-	got := inspector("--method", "tools/call", "--tool-name", "checkpoint_get", "--header", "Agentbox-Session: "+sid)
-	if got["isError"] == true || structured(got)["checkpoint"] == nil {
-		t.Errorf("inspector checkpoint_get with Agentbox-Session in a new process: %v, want the checkpoint", got)
-	}
-	// Without the header, a new process is a new, unprimed session: the
-	// error reaches the Inspector as a result, not as a thrown error.
-	unprimed := inspector("--method", "tools/call", "--tool-name", "checkpoint_get")
-	env, _ := structured(unprimed)["error"].(map[string]any)
-	if unprimed["isError"] != true || env["code"] != "NOT_PRIMED" {
-		t.Errorf("inspector checkpoint_get without a session: %v, want isError NOT_PRIMED", unprimed)
-	}
+	inspectorResumes(t, "inspector", nil, func(sid string) []string { return []string{"--header", "Agentbox-Session: " + sid} })
 	t.Logf("Inspector CLI 2.12.0: agent_prime, then checkpoint_get in a new process with Agentbox-Session, then NOT_PRIMED as a result")
 }

@@ -453,25 +453,8 @@ func TestTypeScript2Loop(t *testing.T) {
 // TestInspectorCLIModern: the Inspector CLI in --protocol-era modern primes
 // in one process and calls a tool in the next, passing the handle.
 func TestInspectorCLIModern(t *testing.T) {
-	dir := tsClientDir(t)
-	e := newEnv(t)
-	inspector := func(args ...string) map[string]any {
-		t.Helper()
-		return runInspector(t, dir, e.url, e.alice.BoxKey, append([]string{"--protocol-era", "modern"}, args...)...)
-	}
-	prime := inspector("--method", "tools/call", "--tool-name", "agent_prime")
-	sid, _ := structuredOf(prime)["session_id"].(string)
-	if prime["isError"] == true || sid == "" {
-		t.Fatalf("inspector --protocol-era modern agent_prime: %v, want a session_id", prime)
-	}
-	got := inspector("--method", "tools/call", "--tool-name", "checkpoint_get", "--tool-arg", "session_id="+sid)
-	if got["isError"] == true || structuredOf(got)["checkpoint"] == nil {
-		t.Errorf("inspector --protocol-era modern checkpoint_get with session_id: %v, want the checkpoint", got)
-	}
-	unprimed := inspector("--method", "tools/call", "--tool-name", "checkpoint_get")
-	if unprimed["isError"] != true || errCode(unprimed) != "NOT_PRIMED" {
-		t.Errorf("inspector --protocol-era modern checkpoint_get without session_id: %v, want isError NOT_PRIMED", unprimed)
-	}
+	inspectorResumes(t, "inspector --protocol-era modern", []string{"--protocol-era", "modern"},
+		func(sid string) []string { return []string{"--tool-arg", "session_id=" + sid} })
 }
 
 // TestModernDisconnectStopsWait: in 2026-07-28 a client cancels by closing

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/store"
@@ -25,12 +26,12 @@ func TestOwnerView(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		room := f.mustRoom("plan", "brief")
-		f.mustAdd(room.RoomID, f.a)
-		f.mustAdd(room.RoomID, f.b)
-		ca, cb := f.prime(f.a), f.prime(f.b)
+		f.mustAdd(room.RoomID, f.Alice)
+		f.mustAdd(room.RoomID, f.Bob)
+		ca, cb := f.Prime(f.Alice), f.Prime(f.Bob)
 		ask, err := ibSend(f, ca, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "q"},
 			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "review?\nmore",
-			Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+			Requests: []string{f.Bob.AgentID}, Mentions: []string{f.Bob.AgentID}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,15 +39,15 @@ func TestOwnerView(t *testing.T) {
 			Destination: hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}, BodyMD: "yes", ReplyTo: ask.MessageID}); err != nil {
 			t.Fatal(err)
 		}
-		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		key, err := f.Admin.CreateOwnerKey(f.Ctx, f.Box)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := opview.Open(f.ctx, f.h, key.Key)
+		v, err := opview.Open(f.Ctx, f.Hub, key.Key)
 		if err != nil {
 			t.Fatalf("OwnerView(owner key): %v", err)
 		}
-		box, err := v.Box(f.ctx, opview.BoxCursors{})
+		box, err := v.Box(f.Ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
@@ -54,25 +55,25 @@ func TestOwnerView(t *testing.T) {
 			t.Errorf("Box() = %d agents, rooms %+v; want 2 agents and one room of 2 members and 2 messages", len(box.Agents), box.Rooms)
 		}
 		for _, a := range box.Agents {
-			if a.ID == f.b.AgentID && (a.RequestsIn != 1 || a.Unread == 0 || a.OldestUnread.IsZero()) {
+			if a.ID == f.Bob.AgentID && (a.RequestsIn != 1 || a.Unread == 0 || a.OldestUnread.IsZero()) {
 				t.Errorf("Box() bob = %+v; want 1 request in and an oldest unread row", a)
 			}
-			if a.ID == f.a.AgentID && a.RequestsOut != 1 {
+			if a.ID == f.Alice.AgentID && a.RequestsOut != 1 {
 				t.Errorf("Box() alice = %+v; want 1 request out", a)
 			}
 		}
-		board, err := v.Requests(f.ctx, "")
+		board, err := v.Requests(f.Ctx, "")
 		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" ||
 			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
 			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
+		page, err := v.Room(f.Ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil || len(page.Timeline) != 1 || len(page.Timeline[0].Replies) != 1 || page.BriefMD != "brief" {
 			t.Errorf("Room() = %+v, %v; want the brief and one root with its reply folded", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].AgentName != "bob" || d[0].Status != hub.StatusOpen || d[0].Revision != 0 {
 			t.Errorf("Room() request declarations = %+v; want bob open at revision 0", d)
 		}
-		ag, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
+		ag, err := v.Agent(f.Ctx, f.Bob.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.Backlog) == 0 || len(ag.RequestsIn) != 1 || ag.ViewAgent.RequestsIn != 1 {
 			t.Errorf("Agent(bob) = %+v, %v; want a backlog and one open request in", ag, err)
 		}
@@ -83,12 +84,12 @@ func TestOwnerView(t *testing.T) {
 			t.Fatalf("RequestRespond(accepted): %v", err)
 		}
 		dm, err := ibSend(f, cb, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "dmq"},
-			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.a.AgentID}, BodyMD: "numbers?",
-			Requests: []string{f.a.AgentID}})
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.Alice.AgentID}, BodyMD: "numbers?",
+			Requests: []string{f.Alice.AgentID}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		board, err = v.Requests(f.ctx, "")
+		board, err = v.Requests(f.Ctx, "")
 		if err != nil || len(board.Requests) != 2 {
 			t.Fatalf("Requests() after the declaration = %+v, %v; want two requests", board, err)
 		}
@@ -104,23 +105,23 @@ func TestOwnerView(t *testing.T) {
 		if r := byID[dm.MessageID]; !r.DM || r.Status != hub.StatusOpen || r.FromName != "bob" || r.ToNames[0] != "alice" {
 			t.Errorf("Requests() bob's = %+v; want bob's open DM request to alice", r)
 		}
-		box, err = v.Box(f.ctx, opview.BoxCursors{})
+		box, err = v.Box(f.Ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
 		for _, a := range box.Agents {
-			want := map[string][2]int{f.a.AgentID: {1, 0}, f.b.AgentID: {0, 1}}[a.ID]
+			want := map[string][2]int{f.Alice.AgentID: {1, 0}, f.Bob.AgentID: {0, 1}}[a.ID]
 			if [2]int{a.RequestsIn, a.RequestsOut} != want {
 				t.Errorf("Box() %s open requests in/out = %d/%d, want %d/%d", a.Name, a.RequestsIn, a.RequestsOut, want[0], want[1])
 			}
 		}
-		page, err = v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
+		page, err = v.Room(f.Ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil || len(page.Timeline) == 0 {
 			t.Fatalf("Room() = %+v, %v", page, err)
 		} else if d := page.Timeline[0].Declarations; len(d) != 1 || d[0].Status != hub.StatusAccepted || d[0].Revision != 1 || d[0].DeclaredAt.IsZero() {
 			t.Errorf("Room() request declarations after accepting = %+v; want bob accepted at revision 1", d)
 		}
-		ag, err = v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
+		ag, err = v.Agent(f.Ctx, f.Bob.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.RequestsIn) != 1 || ag.RequestsIn[0].Status != hub.StatusAccepted ||
 			len(ag.RequestsOut) != 1 || ag.RequestsOut[0].MessageID != dm.MessageID || ag.ViewAgent.RequestsIn != 0 {
 			t.Errorf("Agent(bob) = %+v, %v; want one accepted request in and the DM request out", ag, err)
@@ -128,36 +129,36 @@ func TestOwnerView(t *testing.T) {
 
 		// Private spaces and DMs: on their members' pages, and the DM page.
 		hush := mustCreateSpace(f, ca, "private", "hush")
-		ag, err = v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{})
+		ag, err = v.Agent(f.Ctx, f.Alice.AgentID, opview.AgentCursors{})
 		if err != nil || len(ag.PrivateSpaces) != 1 || ag.PrivateSpaces[0].ID != hush.ID || ag.PrivateSpaces[0].Members != 1 ||
-			len(ag.DMs) != 1 || ag.DMs[0].PeerID != f.b.AgentID || ag.DMs[0].Messages != 1 || ag.DMs[0].LastAuthor != "bob" || ag.DMs[0].LastAt.IsZero() {
+			len(ag.DMs) != 1 || ag.DMs[0].PeerID != f.Bob.AgentID || ag.DMs[0].Messages != 1 || ag.DMs[0].LastAuthor != "bob" || ag.DMs[0].LastAt.IsZero() {
 			t.Errorf("Agent(alice) private spaces %+v, DMs %+v, %v; want hush with 1 member and one DM from bob", ag.PrivateSpaces, ag.DMs, err)
 		}
-		if bob, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
+		if bob, err := v.Agent(f.Ctx, f.Bob.AgentID, opview.AgentCursors{}); err != nil || len(bob.PrivateSpaces) != 0 || len(bob.DMs) != 1 {
 			t.Errorf("Agent(bob) private spaces %+v, DMs %+v, %v; want none and the DM with alice", bob.PrivateSpaces, bob.DMs, err)
 		}
-		conv, err := v.DM(f.ctx, f.b.AgentID, f.a.AgentID, "")
+		conv, err := v.DM(f.Ctx, f.Bob.AgentID, f.Alice.AgentID, "")
 		if err != nil || len(conv.Timeline) != 1 || conv.Timeline[0].ID != dm.MessageID || len(conv.Timeline[0].Declarations) != 1 {
 			t.Errorf("DM(bob, alice) = %+v, %v; want bob's request with its declaration", conv, err)
 		}
-		ov := ownerView(t, f, f.other.BoxID)
+		ov := ownerView(t, f, f.Mallory.BoxID)
 		for name, call := range map[string]func() error{
-			"other box's DM(alice, bob)":     func() error { _, err := ov.DM(f.ctx, f.a.AgentID, f.b.AgentID, ""); return err },
-			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.ctx, f.other.AgentID, f.a.AgentID, ""); return err },
-			"DM(alice, mallory)":             func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.other.AgentID, ""); return err },
-			"DM(alice, alice)":               func() error { _, err := v.DM(f.ctx, f.a.AgentID, f.a.AgentID, ""); return err },
-			"Agent(other box)":               func() error { _, err := v.Agent(f.ctx, f.other.AgentID, opview.AgentCursors{}); return err },
-			"Agent(not uuid)":                func() error { _, err := v.Agent(f.ctx, "x", opview.AgentCursors{}); return err },
-			"Room(unknown)":                  func() error { _, err := v.Room(f.ctx, f.other.AgentID, opview.RoomCursors{}); return err },
+			"other box's DM(alice, bob)":     func() error { _, err := ov.DM(f.Ctx, f.Alice.AgentID, f.Bob.AgentID, ""); return err },
+			"other box's DM(mallory, alice)": func() error { _, err := ov.DM(f.Ctx, f.Mallory.AgentID, f.Alice.AgentID, ""); return err },
+			"DM(alice, mallory)":             func() error { _, err := v.DM(f.Ctx, f.Alice.AgentID, f.Mallory.AgentID, ""); return err },
+			"DM(alice, alice)":               func() error { _, err := v.DM(f.Ctx, f.Alice.AgentID, f.Alice.AgentID, ""); return err },
+			"Agent(other box)":               func() error { _, err := v.Agent(f.Ctx, f.Mallory.AgentID, opview.AgentCursors{}); return err },
+			"Agent(not uuid)":                func() error { _, err := v.Agent(f.Ctx, "x", opview.AgentCursors{}); return err },
+			"Room(unknown)":                  func() error { _, err := v.Room(f.Ctx, f.Mallory.AgentID, opview.RoomCursors{}); return err },
 		} {
 			wantCode(t, name, call(), apperr.NotFoundOrForbidden)
 		}
-		for name, k := range map[string]string{"agent key": f.a.BoxKey, "garbage": "abo_x", "empty": ""} {
-			_, err := f.h.OwnerScope(f.ctx, k)
+		for name, k := range map[string]string{"agent key": f.Alice.BoxKey, "garbage": "abo_x", "empty": ""} {
+			_, err := f.Hub.OwnerScope(f.Ctx, k)
 			wantCode(t, "OwnerScope("+name+")", err, apperr.AuthFailed)
 		}
 		// An owner key is no agent key.
-		_, err = f.h.Prime(f.ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
+		_, err = f.Hub.Prime(f.Ctx, hub.Credentials{Bearer: key.Key}, hub.PrimeInput{})
 		wantCode(t, "Prime(owner key)", err, apperr.AuthFailed)
 	})
 }
@@ -170,17 +171,17 @@ func TestOwnerView(t *testing.T) {
 func TestOwnerViewRequestActivity(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		c := f.mustAgent(f.box, "carol")
+		c := f.MustAgent(f.Box, "carol")
 		room := f.mustRoom("plan", "brief")
-		for _, ag := range []*hub.AgentInfo{f.a, f.b, c} {
+		for _, ag := range []*hub.AgentInfo{f.Alice, f.Bob, c} {
 			f.mustAdd(room.RoomID, ag)
 		}
-		ca, cb, cc := f.prime(f.a), f.prime(f.b), f.prime(c)
+		ca, cb, cc := f.Prime(f.Alice), f.Prime(f.Bob), f.Prime(c)
 		at := hub.Destination{Kind: hub.KindRoom, RoomID: room.RoomID}
 		// Hour 21: three requests opened (one message to bob and carol, one to bob).
-		q1 := f.mustSend(ca, "q1", hub.MessageSendInput{Destination: at, BodyMD: "review?", Requests: []string{f.b.AgentID, c.AgentID}, Mentions: []string{f.b.AgentID, c.AgentID}})
-		q2 := f.mustSend(ca, "q2", hub.MessageSendInput{Destination: at, BodyMD: "numbers?", Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
-		f.clock.Advance(2 * time.Hour)
+		q1 := f.MustSend(ca, "q1", hub.MessageSendInput{Destination: at, BodyMD: "review?", Requests: []string{f.Bob.AgentID, c.AgentID}, Mentions: []string{f.Bob.AgentID, c.AgentID}})
+		q2 := f.MustSend(ca, "q2", hub.MessageSendInput{Destination: at, BodyMD: "numbers?", Requests: []string{f.Bob.AgentID}, Mentions: []string{f.Bob.AgentID}})
+		f.Clock.Advance(2 * time.Hour)
 		// Hour 23: bob answers q1 (result_ready, then corrected to declined:
 		// one answer), carol accepts q1, bob hand-writes a look-alike reply
 		// to q2.
@@ -196,15 +197,15 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 				t.Fatalf("declaration %d: %v", i, err)
 			}
 		}
-		f.mustSend(cb, "fake", hub.MessageSendInput{Destination: at, BodyMD: "done", ReplyTo: q2.MessageID,
+		f.MustSend(cb, "fake", hub.MessageSendInput{Destination: at, BodyMD: "done", ReplyTo: q2.MessageID,
 			Payload: hub.Object(`{"response":{"request_message_id":"` + q2.MessageID + `","status":"result_ready"}}`)})
 
-		v := ownerView(t, f, f.box)
-		box, err := v.Box(f.ctx, opview.BoxCursors{})
+		v := ownerView(t, f, f.Box)
+		box, err := v.Box(f.Ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
-		page, err := v.Room(f.ctx, room.RoomID, opview.RoomCursors{})
+		page, err := v.Room(f.Ctx, room.RoomID, opview.RoomCursors{})
 		if err != nil {
 			t.Fatalf("Room: %v", err)
 		}
@@ -224,15 +225,15 @@ func TestOwnerViewRequestActivity(t *testing.T) {
 // never seen.
 func TestOwnerViewLastSeen(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var fw *refusingWrite
-		f := newFixture(t, ad, func(s store.Store) store.Store { fw = &refusingWrite{Store: s}; return fw })
-		v := ownerView(t, f, f.box)
+		var ro *readOnly
+		f := newFixture(t, ad, func(s store.Store) store.Store { ro = &readOnly{Store: s}; return ro })
+		v := ownerView(t, f, f.Box)
 		seen := func() map[string]time.Time {
 			t.Helper()
 			// The view reads only: every write would fail.
-			fw.set(1 << 30)
-			defer fw.set(0)
-			box, err := v.Box(f.ctx, opview.BoxCursors{})
+			ro.on.Store(true)
+			defer ro.on.Store(false)
+			box, err := v.Box(f.Ctx, opview.BoxCursors{})
 			if err != nil {
 				t.Fatalf("Box: %v", err)
 			}
@@ -240,24 +241,24 @@ func TestOwnerViewLastSeen(t *testing.T) {
 			for _, a := range box.Agents {
 				out[a.ID] = a.LastSeen
 			}
-			page, err := v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{})
-			if err != nil || !page.LastSeen.Equal(out[f.a.AgentID]) {
-				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.a.AgentID])
+			page, err := v.Agent(f.Ctx, f.Alice.AgentID, opview.AgentCursors{})
+			if err != nil || !page.LastSeen.Equal(out[f.Alice.AgentID]) {
+				t.Errorf("Agent(alice).LastSeen = %v, %v; want the box page's %v", page.LastSeen, err, out[f.Alice.AgentID])
 			}
 			return out
 		}
-		primed := f.clock.Now()
-		ca := f.prime(f.a)
-		f.clock.Advance(time.Hour)
-		if got := seen(); !got[f.a.AgentID].Equal(primed) || !got[f.b.AgentID].IsZero() {
+		primed := f.Clock.Now()
+		ca := f.Prime(f.Alice)
+		f.Clock.Advance(time.Hour)
+		if got := seen(); !got[f.Alice.AgentID].Equal(primed) || !got[f.Bob.AgentID].IsZero() {
 			t.Errorf("last seen after alice primed = %v; want alice at %v, bob never", got, primed)
 		}
-		f.clock.Advance(4 * time.Hour) // past a quarter of the idle window: the read touches
-		if _, err := f.h.CheckpointGet(f.ctx, ca, hub.CheckpointGetInput{}); err != nil {
+		f.Clock.Advance(4 * time.Hour) // past a quarter of the idle window: the read touches
+		if _, err := f.Hub.CheckpointGet(f.Ctx, ca, hub.CheckpointGetInput{}); err != nil {
 			t.Fatalf("CheckpointGet: %v", err)
 		}
-		if got := seen(); !got[f.a.AgentID].Equal(f.clock.Now()) {
-			t.Errorf("alice last seen after a touching read = %v, want %v", got[f.a.AgentID], f.clock.Now())
+		if got := seen(); !got[f.Alice.AgentID].Equal(f.Clock.Now()) {
+			t.Errorf("alice last seen after a touching read = %v, want %v", got[f.Alice.AgentID], f.Clock.Now())
 		}
 	})
 }
@@ -270,19 +271,16 @@ func TestOwnerViewPaging(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
 		n := opview.ViewPageSize + 1
-		agents := []*hub.AgentInfo{f.a, f.b}
+		agents := []*hub.AgentInfo{f.Alice, f.Bob}
 		for i := len(agents); i < n; i++ {
-			agents = append(agents, f.mustAgent(f.box, fmt.Sprintf("agent %03d", i)))
+			agents = append(agents, f.MustAgent(f.Box, fmt.Sprintf("agent %03d", i)))
 		}
-		crowd := f.mustRoom("crowd", "")
-		for _, ag := range agents {
-			f.mustAdd(crowd.RoomID, ag)
-		}
+		crowd := f.MustRoom(f.Box, "crowd", agents...)
 		rooms := []string{crowd.RoomID}
 		for i := len(rooms); i < n; i++ {
-			rooms = append(rooms, f.mustRoom(fmt.Sprintf("room %03d", i), "").RoomID)
+			rooms = append(rooms, f.MustRoom(f.Box, fmt.Sprintf("room %03d", i)).RoomID)
 		}
-		ca := f.prime(f.a)
+		ca := f.Prime(f.Alice)
 		var spaces, private []string
 		for i := range n {
 			spaces = append(spaces, mustCreateSpace(f, ca, "public", fmt.Sprintf("space %03d", i)).ID)
@@ -291,23 +289,21 @@ func TestOwnerViewPaging(t *testing.T) {
 		// Alice's DM peers: one on each page of the box's agents (by name:
 		// "agent 002" on the first, bob on the second).
 		var toBob string
-		for _, to := range []*hub.AgentInfo{agents[2], f.b} {
-			toBob = f.mustSend(ca, "dm"+to.AgentID, hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to.AgentID}, BodyMD: "hi"}).MessageID
+		for _, to := range []*hub.AgentInfo{agents[2], f.Bob} {
+			toBob = f.MustSend(ca, "dm"+to.AgentID, hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: to.AgentID}, BodyMD: "hi"}).MessageID
 		}
 		// Alice asks bob n times in a room of their own: n messages, n
 		// requests each way, n inbox rows for bob.
-		pair := f.mustRoom("pair", "")
-		f.mustAdd(pair.RoomID, f.a)
-		f.mustAdd(pair.RoomID, f.b)
+		pair := f.MustRoom(f.Box, "pair", f.Alice, f.Bob)
 		var msgs []string
 		for i := range n {
-			m := f.mustSend(ca, fmt.Sprintf("q%d", i), hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindRoom, RoomID: pair.RoomID},
-				BodyMD: fmt.Sprintf("question %d", i), Requests: []string{f.b.AgentID}, Mentions: []string{f.b.AgentID}})
+			m := f.MustSend(ca, fmt.Sprintf("q%d", i), hub.MessageSendInput{Destination: hub.Destination{Kind: hub.KindRoom, RoomID: pair.RoomID},
+				BodyMD: fmt.Sprintf("question %d", i), Requests: []string{f.Bob.AgentID}, Mentions: []string{f.Bob.AgentID}})
 			msgs = append(msgs, m.MessageID)
-			f.clock.Advance(time.Second) // request order is send time
+			f.Clock.Advance(time.Second) // request order is send time
 		}
 
-		v := ownerView(t, f, f.box)
+		v := ownerView(t, f, f.Box)
 		cursors := map[string]string{}
 		// walk pages list through fetch and checks it yields want, each
 		// entry once, in pages of at most ViewPageSize.
@@ -357,7 +353,7 @@ func TestOwnerViewPaging(t *testing.T) {
 			return func(cur string) ([]string, string, error) {
 				var err error
 				if boxPages[0] == nil {
-					if boxPages[0], err = v.Box(f.ctx, opview.BoxCursors{}); err != nil {
+					if boxPages[0], err = v.Box(f.Ctx, opview.BoxCursors{}); err != nil {
 						return nil, "", err
 					}
 				}
@@ -369,7 +365,7 @@ func TestOwnerViewPaging(t *testing.T) {
 				}
 				if boxPages[1] == nil {
 					first := boxPages[0]
-					if boxPages[1], err = v.Box(f.ctx, opview.BoxCursors{Agents: first.NextAgents, Rooms: first.NextRooms,
+					if boxPages[1], err = v.Box(f.Ctx, opview.BoxCursors{Agents: first.NextAgents, Rooms: first.NextRooms,
 						Spaces: first.NextSpaces}); err != nil {
 						return nil, "", err
 					}
@@ -378,10 +374,10 @@ func TestOwnerViewPaging(t *testing.T) {
 			}
 		}
 		roomList := func(room string, at func(string) opview.RoomCursors, pick func(*opview.ViewRoomPage) ([]string, string)) fetch {
-			return pager(func(c opview.RoomCursors) (*opview.ViewRoomPage, error) { return v.Room(f.ctx, room, c) }, at, pick)
+			return pager(func(c opview.RoomCursors) (*opview.ViewRoomPage, error) { return v.Room(f.Ctx, room, c) }, at, pick)
 		}
 		agentList := func(agent string, at func(string) opview.AgentCursors, pick func(*opview.ViewAgentPage) ([]string, string)) fetch {
-			return pager(func(c opview.AgentCursors) (*opview.ViewAgentPage, error) { return v.Agent(f.ctx, agent, c) }, at, pick)
+			return pager(func(c opview.AgentCursors) (*opview.ViewAgentPage, error) { return v.Agent(f.Ctx, agent, c) }, at, pick)
 		}
 		for _, l := range []struct {
 			name  string
@@ -408,19 +404,19 @@ func TestOwnerViewPaging(t *testing.T) {
 				func(p *opview.ViewRoomPage) ([]string, string) {
 					return pluck(p.Timeline, func(m opview.ViewMessage) string { return m.ID }), p.Older
 				})},
-			{"inbox", append([]string{toBob}, msgs...), agentList(f.b.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Inbox: c} },
+			{"inbox", append([]string{toBob}, msgs...), agentList(f.Bob.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Inbox: c} },
 				func(p *opview.ViewAgentPage) ([]string, string) {
 					return pluck(p.Backlog, func(r opview.ViewInboxRow) string { return r.MessageID }), p.NextInbox
 				})},
-			{"requests in", msgs, agentList(f.b.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{In: c} },
+			{"requests in", msgs, agentList(f.Bob.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{In: c} },
 				func(p *opview.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsIn), p.NextIn })},
-			{"requests out", msgs, agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Out: c} },
+			{"requests out", msgs, agentList(f.Alice.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Out: c} },
 				func(p *opview.ViewAgentPage) ([]string, string) { return reqIDs(p.RequestsOut), p.NextOut })},
-			{"private spaces", private, agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Private: c} },
+			{"private spaces", private, agentList(f.Alice.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Private: c} },
 				func(p *opview.ViewAgentPage) ([]string, string) {
 					return pluck(p.PrivateSpaces, func(s opview.ViewSpace) string { return s.ID }), p.NextPrivate
 				})},
-			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.b}), agentList(f.a.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Peers: c} },
+			{"DM peers", agentIDs([]*hub.AgentInfo{agents[2], f.Bob}), agentList(f.Alice.AgentID, func(c string) opview.AgentCursors { return opview.AgentCursors{Peers: c} },
 				func(p *opview.ViewAgentPage) ([]string, string) {
 					return pluck(p.DMs, func(d opview.ViewDM) string { return d.PeerID }), p.NextPeers
 				})},
@@ -428,7 +424,7 @@ func TestOwnerViewPaging(t *testing.T) {
 			// request is on it, once, though bob has more than
 			// ViewRequestsPerAgent of them.
 			{"board", msgs, func(cur string) ([]string, string, error) {
-				b, err := v.Requests(f.ctx, cur)
+				b, err := v.Requests(f.Ctx, cur)
 				if err != nil {
 					return nil, "", err
 				}
@@ -439,23 +435,23 @@ func TestOwnerViewPaging(t *testing.T) {
 		}
 
 		// A cursor is bound to its list, partition and box.
-		ov := ownerView(t, f, f.other.BoxID)
-		if b, err := ov.Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
+		ov := ownerView(t, f, f.Mallory.BoxID)
+		if b, err := ov.Requests(f.Ctx, ""); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %d requests, %v; want none", len(b.Requests), err)
 		}
 		for name, call := range map[string]func() error{
-			"agents cursor as rooms": func() error { _, err := v.Box(f.ctx, opview.BoxCursors{Rooms: cursors["agents"]}); return err },
+			"agents cursor as rooms": func() error { _, err := v.Box(f.Ctx, opview.BoxCursors{Rooms: cursors["agents"]}); return err },
 			"inbox cursor of bob for alice": func() error {
-				_, err := v.Agent(f.ctx, f.a.AgentID, opview.AgentCursors{Inbox: cursors["inbox"]})
+				_, err := v.Agent(f.Ctx, f.Alice.AgentID, opview.AgentCursors{Inbox: cursors["inbox"]})
 				return err
 			},
 			"timeline cursor for another room": func() error {
-				_, err := v.Room(f.ctx, crowd.RoomID, opview.RoomCursors{Older: cursors["timeline"]})
+				_, err := v.Room(f.Ctx, crowd.RoomID, opview.RoomCursors{Older: cursors["timeline"]})
 				return err
 			},
-			"agents cursor on another box": func() error { _, err := ov.Box(f.ctx, opview.BoxCursors{Agents: cursors["agents"]}); return err },
-			"board cursor on another box":  func() error { _, err := ov.Requests(f.ctx, cursors["board"]); return err },
-			"tampered":                     func() error { _, err := v.Box(f.ctx, opview.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
+			"agents cursor on another box": func() error { _, err := ov.Box(f.Ctx, opview.BoxCursors{Agents: cursors["agents"]}); return err },
+			"board cursor on another box":  func() error { _, err := ov.Requests(f.Ctx, cursors["board"]); return err },
+			"tampered":                     func() error { _, err := v.Box(f.Ctx, opview.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
 		} {
 			wantCode(t, name, call(), apperr.CursorInvalid)
 		}
@@ -489,25 +485,25 @@ func pager[C, P any](read func(C) (P, error), at func(string) C, pick func(P) ([
 func TestOwnerViewBacklog(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		ca, cb := f.prime(f.a), f.prime(f.b)
+		ca, cb := f.Prime(f.Alice), f.Prime(f.Bob)
 		arrived := map[uint64]time.Time{}
 		for i := uint64(1); i <= 5; i++ {
-			arrived[i] = f.clock.Now()
-			ibMustDMs(f, ca, fmt.Sprintf("dm%d", i), f.b.AgentID, 1)
-			f.clock.Advance(time.Minute)
+			arrived[i] = f.Clock.Now()
+			ibMustDMs(f, ca, fmt.Sprintf("dm%d", i), f.Bob.AgentID, 1)
+			f.Clock.Advance(time.Minute)
 		}
-		shown := f.clock.Now()
+		shown := f.Clock.Now()
 		ibListAll(f, cb, hub.FilterAll) // receipts for rows 1-5
 		if _, err := ibAck(f, cb, "ack", 1, 2, 4); err != nil {
 			t.Fatalf("InboxAck: %v", err)
 		}
-		ibMustDMs(f, ca, "dm6", f.b.AgentID, 1) // row 6, never shown
-		v := ownerView(t, f, f.box)
+		ibMustDMs(f, ca, "dm6", f.Bob.AgentID, 1) // row 6, never shown
+		v := ownerView(t, f, f.Box)
 		for _, tc := range []struct {
 			all  bool
 			want []uint64
 		}{{false, []uint64{6, 5, 3}}, {true, []uint64{6, 5, 4, 3, 2, 1}}} {
-			p, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{AllRows: tc.all})
+			p, err := v.Agent(f.Ctx, f.Bob.AgentID, opview.AgentCursors{AllRows: tc.all})
 			if err != nil {
 				t.Fatalf("Agent(bob, all rows %v): %v", tc.all, err)
 			}
@@ -521,12 +517,12 @@ func TestOwnerViewBacklog(t *testing.T) {
 				}
 			}
 		}
-		box, err := v.Box(f.ctx, opview.BoxCursors{})
+		box, err := v.Box(f.Ctx, opview.BoxCursors{})
 		if err != nil {
 			t.Fatalf("Box: %v", err)
 		}
 		for _, a := range box.Agents {
-			if a.ID == f.b.AgentID && (a.Unread != 3 || !a.OldestUnread.Equal(arrived[3])) {
+			if a.ID == f.Bob.AgentID && (a.Unread != 3 || !a.OldestUnread.Equal(arrived[3])) {
 				t.Errorf("Box() bob unread %d, oldest unread %v; want 3 and row 3's arrival %v", a.Unread, a.OldestUnread, arrived[3])
 			}
 		}
@@ -541,37 +537,34 @@ func TestOwnerViewBacklog(t *testing.T) {
 func TestBoardIndexesRequestMessages(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		crA, crB := f.prime(f.a), f.prime(f.b)
-		carol := f.mustAgent(f.box, "carol")
-		room := f.mustRoom("work", "")
-		for _, ag := range []*hub.AgentInfo{f.a, f.b, carol} {
-			f.mustAdd(room.RoomID, ag)
-		}
-		inRoom := f.mustSend(crA, "both", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "review?",
-			Requests: []string{f.b.AgentID, carol.AgentID}, Mentions: []string{f.b.AgentID, carol.AgentID}})
-		f.clock.Advance(time.Second)
-		old := f.mustSend(crB, "dm", hub.MessageSendInput{Destination: toDM(f.a.AgentID), BodyMD: "numbers?",
-			Requests: []string{f.a.AgentID}})
+		crA, crB := f.Prime(f.Alice), f.Prime(f.Bob)
+		carol := f.MustAgent(f.Box, "carol")
+		room := f.MustRoom(f.Box, "work", f.Alice, f.Bob, carol)
+		inRoom := f.MustSend(crA, "both", hub.MessageSendInput{Destination: hubtest.ToRoom(room.RoomID), BodyMD: "review?",
+			Requests: []string{f.Bob.AgentID, carol.AgentID}, Mentions: []string{f.Bob.AgentID, carol.AgentID}})
+		f.Clock.Advance(time.Second)
+		old := f.MustSend(crB, "dm", hub.MessageSendInput{Destination: hubtest.ToDM(f.Alice.AgentID), BodyMD: "numbers?",
+			Requests: []string{f.Alice.AgentID}})
 		// A send refused (the target is no member) writes nothing.
-		if _, err := send(f, crA, "refused", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "x",
-			Requests: []string{f.other.AgentID}, Mentions: []string{f.other.AgentID}}); err == nil {
+		if _, err := f.Send(crA, "refused", hub.MessageSendInput{Destination: hubtest.ToRoom(room.RoomID), BodyMD: "x",
+			Requests: []string{f.Mallory.AgentID}, Mentions: []string{f.Mallory.AgentID}}); err == nil {
 			t.Fatalf("a request to another box's agent was sent")
 		}
 		// The DM request as a message sent before the index existed.
 		pk := table.MessagePointerKey(old.MessageID)
-		it, err := f.raw.Get(f.ctx, pk)
-		if err != nil || it == nil || it.GSI1PK != table.BoxRequestsIndex(f.box) {
+		it, err := f.Raw.Get(f.Ctx, pk)
+		if err != nil || it == nil || it.GSI1PK != table.BoxRequestsIndex(f.Box) {
 			t.Fatalf("pointer of a request message = %+v, %v; want it on the box's requests index", it, err)
 		}
 		it.GSI1PK, it.GSI1SK = "", ""
-		if err := f.raw.Write(f.ctx, []store.Op{store.Put(it, store.AtVersion(it.Version))}); err != nil {
+		if err := f.Raw.Write(f.Ctx, []store.Op{store.Put(it, store.AtVersion(it.Version))}); err != nil {
 			t.Fatalf("writing the old shape: %v", err)
 		}
 
-		v := ownerView(t, f, f.box)
+		v := ownerView(t, f, f.Box)
 		board := func(want ...string) {
 			t.Helper()
-			b, err := v.Requests(f.ctx, "")
+			b, err := v.Requests(f.Ctx, "")
 			if err != nil {
 				t.Fatalf("Requests: %v", err)
 			}
@@ -585,15 +578,15 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 				t.Errorf("board = %q, want %q", got, want)
 			}
 		}
-		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID)
+		board(inRoom.MessageID+"→"+f.Bob.AgentID, inRoom.MessageID+"→"+carol.AgentID)
 		for run, want := range []int{1, 0} {
-			got, err := f.h.Admin().MigrateListings(f.ctx, f.box)
+			got, err := f.Admin.MigrateListings(f.Ctx, f.Box)
 			if err != nil || got.RequestMessages != want {
 				t.Fatalf("MigrateListings(run %d) = %+v, %v; want %d request messages moved", run+1, got, err, want)
 			}
 		}
-		board(inRoom.MessageID+"→"+f.b.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.a.AgentID)
-		if b, err := ownerView(t, f, f.other.BoxID).Requests(f.ctx, ""); err != nil || len(b.Requests) != 0 {
+		board(inRoom.MessageID+"→"+f.Bob.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.Alice.AgentID)
+		if b, err := ownerView(t, f, f.Mallory.BoxID).Requests(f.Ctx, ""); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %+v, %v; want no request", b, err)
 		}
 	})
@@ -605,35 +598,34 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 func TestBacklogReasonNames(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
-		room := f.mustRoom("plan", "")
-		f.mustAdd(room.RoomID, f.a)
-		m := f.mustAdd(room.RoomID, f.b)
-		ca, cb := f.prime(f.a), f.prime(f.b)
-		if _, err := f.h.RoomFollow(f.ctx, cb, hub.RoomFollowInput{Mutation: hub.Mutation{IdempotencyKey: "f"},
+		room := f.MustRoom(f.Box, "plan", f.Alice)
+		m := f.mustAdd(room.RoomID, f.Bob)
+		ca, cb := f.Prime(f.Alice), f.Prime(f.Bob)
+		if _, err := f.Hub.RoomFollow(f.Ctx, cb, hub.RoomFollowInput{Mutation: hub.Mutation{IdempotencyKey: "f"},
 			RoomID: room.RoomID, ExpectedRevision: m.FollowRevision, Follow: hub.FollowAll}); err != nil {
 			t.Fatalf("RoomFollow(all): %v", err)
 		}
-		f.mustSend(ca, "m", hub.MessageSendInput{Destination: toRoom(room.RoomID), BodyMD: "hello"})
+		f.MustSend(ca, "m", hub.MessageSendInput{Destination: hubtest.ToRoom(room.RoomID), BodyMD: "hello"})
 		want := hub.ReasonNames(hub.ReasonFollowAll)
 		if !slices.Equal(want, []string{"all"}) {
 			t.Fatalf("hub.ReasonNames(ReasonFollowAll) = %q, want [all]", want)
 		}
-		key, err := f.h.Admin().CreateOwnerKey(f.ctx, f.box)
+		key, err := f.Admin.CreateOwnerKey(f.Ctx, f.Box)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := opview.Open(f.ctx, f.h, key.Key)
+		v, err := opview.Open(f.Ctx, f.Hub, key.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := v.Agent(f.ctx, f.b.AgentID, opview.AgentCursors{})
+		p, err := v.Agent(f.Ctx, f.Bob.AgentID, opview.AgentCursors{})
 		if err != nil || len(p.Backlog) != 1 || !slices.Equal(p.Backlog[0].Reasons, want) {
 			t.Fatalf("Agent(bob).Backlog = %+v, %v; want one row with reasons %q", p, err, want)
 		}
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", "/ui/api/agent/"+f.b.AgentID, nil)
+		req := httptest.NewRequest("GET", "/ui/api/agent/"+f.Bob.AgentID, nil)
 		req.Header.Set("Authorization", "Bearer "+key.Key)
-		opview.New(f.h, slog.New(slog.DiscardHandler)).ServeHTTP(rec, req)
+		opview.New(f.Hub, slog.New(slog.DiscardHandler)).ServeHTTP(rec, req)
 		if body := rec.Body.String(); rec.Code != 200 || !strings.Contains(body, `<span class="chip reason">all</span>`) ||
 			strings.Contains(body, `<span class="chip reason">follow</span>`) {
 			t.Errorf("agent fragment = %d, reasons not shown as %q: %s", rec.Code, want, body)

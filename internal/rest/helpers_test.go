@@ -28,6 +28,7 @@ import (
 // env is a REST server over real net/http on one store, with the hubtest
 // world: a box holding alice and bob and a second box holding carol.
 type env struct {
+	w     *hubtest.World
 	t     *testing.T
 	h     *hub.Hub
 	srv   *httptest.Server
@@ -65,7 +66,12 @@ func newEnvOpts(t *testing.T, st store.Store, opts hub.Options, wrap func(http.H
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &env{t: t, h: w.Hub, srv: srv, logs: logs, box: w.Box, alice: w.Alice, bob: w.Bob, carol: w.Mallory}
+	return &env{w: w, t: t, h: w.Hub, srv: srv, logs: logs, box: w.Box, alice: w.Alice, bob: w.Bob, carol: w.Mallory}
+}
+
+// room creates a room of box main with members.
+func (e *env) room(name string, members ...*hub.AgentInfo) *hub.RoomInfo {
+	return e.w.MustRoom(e.box, name, members...)
 }
 
 // req is one HTTP request to the server.

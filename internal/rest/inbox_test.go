@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -24,89 +25,87 @@ type attentionOut struct {
 // list the inbox, read the thread, reply, acknowledge — five HTTP calls,
 // each result carrying the attention summary, which ends at zero.
 func TestInboxCatchUpAndRespond(t *testing.T) {
-	for _, a := range teststores.All() {
-		t.Run(a.Name, func(t *testing.T) {
-			var calls atomic.Int64
-			e := newEnv(t, a.Open(t, nil), func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1); next.ServeHTTP(w, r) })
-			})
-			ctx := context.Background()
-			crA := primeHub(t, e, e.alice)
-			sent, err := e.h.MessageSend(ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "q"},
-				Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: e.bob.AgentID}, BodyMD: "Can you review the parser?"})
-			if err != nil {
-				t.Fatalf("MessageSend: %v", err)
-			}
-			calls.Store(0)
-			key := e.bob.BoxKey
-			wantUnread := func(call string, r resp, n int64) {
-				t.Helper()
-				var att attentionOut
-				r.wantOK(t, call, &att)
-				if att.Attention == nil || att.Attention.UnreadCount == nil || *att.Attention.UnreadCount != n || att.Attention.OpenRequestCount == nil {
-					t.Errorf("%s: attention = %s, want unread_count %d and open_request_count", call, r.body, n)
-				}
-			}
-
-			r := e.do(t, req{method: "POST", path: "/v1/agent/prime", key: key})
-			var primed struct {
-				SessionID   string `json:"session_id"`
-				UnreadCount int64  `json:"unread_count"`
-			}
-			r.wantOK(t, "prime", &primed)
-			if primed.UnreadCount != 1 {
-				t.Errorf("prime: unread_count = %d, want 1", primed.UnreadCount)
-			}
-			wantUnread("prime", r, 1)
-			sid := primed.SessionID
-
-			r = e.do(t, req{method: "POST", path: "/v1/inbox/list", key: key, session: sid, body: `{}`})
-			var list struct {
-				Rows []struct {
-					InboxSeq string `json:"inbox_seq"`
-					Message  struct {
-						MessageID string `json:"message_id"`
-					} `json:"message"`
-				} `json:"rows"`
-				ResumeCursor string `json:"resume_cursor"`
-			}
-			r.wantOK(t, "inbox_list", &list)
-			wantUnread("inbox_list", r, 1)
-			if len(list.Rows) != 1 || list.Rows[0].Message.MessageID != sent.MessageID || list.ResumeCursor == "" {
-				t.Fatalf("inbox_list = %s; want the DM and a resume cursor", r.body)
-			}
-
-			r = e.do(t, req{method: "GET", path: "/v1/messages/" + sent.MessageID + "/thread", key: key, session: sid})
-			wantUnread("thread_read", r, 1)
-
-			r = e.do(t, req{method: "POST", path: "/v1/messages", key: key, session: sid, body: fmt.Sprintf(
-				`{"idempotency_key":"re","destination":{"kind":"dm","recipient_agent_id":%q},"body_md":"Done.","reply_to":%q}`,
-				e.alice.AgentID, sent.MessageID)})
-			wantUnread("message_send", r, 1)
-
-			r = e.do(t, req{method: "POST", path: "/v1/inbox/ack", key: key, session: sid,
-				body: fmt.Sprintf(`{"idempotency_key":"ack","inbox_seqs":[%q]}`, list.Rows[0].InboxSeq)})
-			var ack struct {
-				Acked   int `json:"acked"`
-				Results []struct {
-					Status string `json:"status"`
-				} `json:"results"`
-			}
-			r.wantOK(t, "inbox_ack", &ack)
-			wantUnread("inbox_ack", r, 0)
-			if ack.Acked != 1 || len(ack.Results) != 1 || ack.Results[0].Status != "acked" {
-				t.Errorf("inbox_ack = %s; want one row acked", r.body)
-			}
-			if n := calls.Load(); n > 5 {
-				t.Errorf("catch up and respond took %d HTTP calls, want at most 5", n)
-			}
-			// Alice sees the reply in her inbox.
-			p, err := e.h.Prime(ctx, hub.Credentials{Bearer: e.alice.BoxKey}, hub.PrimeInput{})
-			if err != nil || p.UnreadCount != 1 {
-				t.Errorf("alice's unread after the reply = %+v, %v; want 1", p, err)
-			}
+	hubtest.ForEachAdapterSerial(t, func(t *testing.T, a teststores.Adapter) {
+		var calls atomic.Int64
+		e := newEnv(t, a.Open(t, nil), func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1); next.ServeHTTP(w, r) })
 		})
-	}
+		ctx := context.Background()
+		crA := primeHub(t, e, e.alice)
+		sent, err := e.h.MessageSend(ctx, crA, hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "q"},
+			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: e.bob.AgentID}, BodyMD: "Can you review the parser?"})
+		if err != nil {
+			t.Fatalf("MessageSend: %v", err)
+		}
+		calls.Store(0)
+		key := e.bob.BoxKey
+		wantUnread := func(call string, r resp, n int64) {
+			t.Helper()
+			var att attentionOut
+			r.wantOK(t, call, &att)
+			if att.Attention == nil || att.Attention.UnreadCount == nil || *att.Attention.UnreadCount != n || att.Attention.OpenRequestCount == nil {
+				t.Errorf("%s: attention = %s, want unread_count %d and open_request_count", call, r.body, n)
+			}
+		}
+
+		r := e.do(t, req{method: "POST", path: "/v1/agent/prime", key: key})
+		var primed struct {
+			SessionID   string `json:"session_id"`
+			UnreadCount int64  `json:"unread_count"`
+		}
+		r.wantOK(t, "prime", &primed)
+		if primed.UnreadCount != 1 {
+			t.Errorf("prime: unread_count = %d, want 1", primed.UnreadCount)
+		}
+		wantUnread("prime", r, 1)
+		sid := primed.SessionID
+
+		r = e.do(t, req{method: "POST", path: "/v1/inbox/list", key: key, session: sid, body: `{}`})
+		var list struct {
+			Rows []struct {
+				InboxSeq string `json:"inbox_seq"`
+				Message  struct {
+					MessageID string `json:"message_id"`
+				} `json:"message"`
+			} `json:"rows"`
+			ResumeCursor string `json:"resume_cursor"`
+		}
+		r.wantOK(t, "inbox_list", &list)
+		wantUnread("inbox_list", r, 1)
+		if len(list.Rows) != 1 || list.Rows[0].Message.MessageID != sent.MessageID || list.ResumeCursor == "" {
+			t.Fatalf("inbox_list = %s; want the DM and a resume cursor", r.body)
+		}
+
+		r = e.do(t, req{method: "GET", path: "/v1/messages/" + sent.MessageID + "/thread", key: key, session: sid})
+		wantUnread("thread_read", r, 1)
+
+		r = e.do(t, req{method: "POST", path: "/v1/messages", key: key, session: sid, body: fmt.Sprintf(
+			`{"idempotency_key":"re","destination":{"kind":"dm","recipient_agent_id":%q},"body_md":"Done.","reply_to":%q}`,
+			e.alice.AgentID, sent.MessageID)})
+		wantUnread("message_send", r, 1)
+
+		r = e.do(t, req{method: "POST", path: "/v1/inbox/ack", key: key, session: sid,
+			body: fmt.Sprintf(`{"idempotency_key":"ack","inbox_seqs":[%q]}`, list.Rows[0].InboxSeq)})
+		var ack struct {
+			Acked   int `json:"acked"`
+			Results []struct {
+				Status string `json:"status"`
+			} `json:"results"`
+		}
+		r.wantOK(t, "inbox_ack", &ack)
+		wantUnread("inbox_ack", r, 0)
+		if ack.Acked != 1 || len(ack.Results) != 1 || ack.Results[0].Status != "acked" {
+			t.Errorf("inbox_ack = %s; want one row acked", r.body)
+		}
+		if n := calls.Load(); n > 5 {
+			t.Errorf("catch up and respond took %d HTTP calls, want at most 5", n)
+		}
+		// Alice sees the reply in her inbox.
+		p, err := e.h.Prime(ctx, hub.Credentials{Bearer: e.alice.BoxKey}, hub.PrimeInput{})
+		if err != nil || p.UnreadCount != 1 {
+			t.Errorf("alice's unread after the reply = %+v, %v; want 1", p, err)
+		}
+	})
 }
 
 // TestInboxRESTArguments: the wire gates of the inbox tools.

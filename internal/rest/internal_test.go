@@ -57,14 +57,18 @@ func build(t *testing.T, tool *registry.Tool, target, body string) (string, erro
 	return string(args), err
 }
 
+// argsCase is one request to build the arguments of: want is the
+// arguments' JSON, or a text the refusal must contain.
+type argsCase struct {
+	name   string
+	tool   *registry.Tool
+	target string
+	body   string
+	want   string
+}
+
 func TestArguments(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		tool   *registry.Tool
-		target string
-		body   string
-		want   string
-	}{
+	for _, tc := range []argsCase{
 		{"FlatEmptyBody", flatPost, "/v1/messages", "", `{}`},
 		{"FlatBodyKept", flatPost, "/v1/messages", `{"body_md":"<b>&é</b>"}`, `{"body_md":"<b>&é</b>"}`},
 		{"FlatEscapesPreserved", flatPost, "/v1/messages", `{"body_md":"\u00e9\n"}`, `{"body_md":"\u00e9\n"}`},
@@ -87,13 +91,7 @@ func TestArguments(t *testing.T) {
 
 func TestArgumentsRefused(t *testing.T) {
 	const marker = "ZQXJmark"
-	for _, tc := range []struct {
-		name   string
-		tool   *registry.Tool
-		target string
-		body   string
-		want   string
-	}{
+	for _, tc := range []argsCase{
 		{"PathParamInBody", flatGet, "/v1/rooms/r1/messages", `{"room_id":"r2"}`, "room_id: path parameters are not body fields"},
 		{"PathParamInQuery", flatGet, "/v1/rooms/r1/messages?room_id=r2", "", "room_id: is a path parameter"},
 		{"UnknownQuery", flatGet, "/v1/rooms/r1/messages?" + marker + "=1", "", "unknown parameter"},

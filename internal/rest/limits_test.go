@@ -149,14 +149,7 @@ func TestAuthFailuresSpareValidKeys(t *testing.T) {
 // nothing of the value.
 func TestControlCharacterCorpusREST(t *testing.T) {
 	e := newEnv(t, boltStore(t), nil)
-	ctx := context.Background()
-	room, err := e.h.Admin().CreateRoom(ctx, e.box, "probe-room", "brief")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	if _, err := e.h.Admin().AddMember(ctx, room.RoomID, e.alice.AgentID); err != nil {
-		t.Fatalf("AddMember: %v", err)
-	}
+	room := e.room("probe-room", e.alice)
 	key := e.alice.BoxKey
 	sid := e.prime(key)
 	var created struct {

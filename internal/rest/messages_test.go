@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 )
@@ -13,16 +12,7 @@ import (
 // and CURSOR_INVALID.
 func TestMessageRoutes(t *testing.T) {
 	e := newEnv(t, boltStore(t), nil)
-	ctx := context.Background()
-	room, err := e.h.Admin().CreateRoom(ctx, e.box, "design", "")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	for _, ag := range []string{e.alice.AgentID, e.bob.AgentID} {
-		if _, err := e.h.Admin().AddMember(ctx, room.RoomID, ag); err != nil {
-			t.Fatalf("AddMember: %v", err)
-		}
-	}
+	room := e.room("design", e.alice, e.bob)
 	sa, sb := e.prime(e.alice.BoxKey), e.prime(e.bob.BoxKey)
 	a, b := e.as(t, e.alice.BoxKey, sa), e.as(t, e.bob.BoxKey, sb)
 

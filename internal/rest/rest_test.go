@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/rest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -24,49 +25,47 @@ import (
 // storage adapters: prime, read "0", save with CAS, lose a CAS, replay,
 // and reuse a mutation ID for another payload.
 func TestCheckpointFlow(t *testing.T) {
-	for _, a := range teststores.All() {
-		t.Run(a.Name, func(t *testing.T) {
-			e := newEnv(t, a.Open(t, nil), nil)
-			key := e.alice.BoxKey
-			sid := e.prime(key)
+	hubtest.ForEachAdapterSerial(t, func(t *testing.T, a teststores.Adapter) {
+		e := newEnv(t, a.Open(t, nil), nil)
+		key := e.alice.BoxKey
+		sid := e.prime(key)
 
-			var got checkpointOut
-			e.do(t, req{method: "GET", path: "/v1/checkpoint", key: key, session: sid}).wantOK(t, "GET /v1/checkpoint", &got)
-			if got.Checkpoint.Revision != "0" {
-				t.Fatalf("GET /v1/checkpoint before any save: revision = %q, want \"0\"", got.Checkpoint.Revision)
-			}
+		var got checkpointOut
+		e.do(t, req{method: "GET", path: "/v1/checkpoint", key: key, session: sid}).wantOK(t, "GET /v1/checkpoint", &got)
+		if got.Checkpoint.Revision != "0" {
+			t.Fatalf("GET /v1/checkpoint before any save: revision = %q, want \"0\"", got.Checkpoint.Revision)
+		}
 
-			first := saveBody("0", "cp-1", "first")
-			got = checkpointOut{}
-			e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: first}).wantOK(t, "PUT /v1/checkpoint expected 0", &got)
-			if got.Checkpoint.Revision != "1" || got.Replayed {
-				t.Fatalf("PUT /v1/checkpoint expected 0: got revision %q replayed %v, want \"1\" and not replayed", got.Checkpoint.Revision, got.Replayed)
-			}
+		first := saveBody("0", "cp-1", "first")
+		got = checkpointOut{}
+		e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: first}).wantOK(t, "PUT /v1/checkpoint expected 0", &got)
+		if got.Checkpoint.Revision != "1" || got.Replayed {
+			t.Fatalf("PUT /v1/checkpoint expected 0: got revision %q replayed %v, want \"1\" and not replayed", got.Checkpoint.Revision, got.Replayed)
+		}
 
-			env := e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: saveBody("0", "cp-2", "stale")}).
-				wantError(t, "PUT /v1/checkpoint with stale expected 0", http.StatusConflict, apperr.RevisionConflict)
-			if env.CurrentRevision == nil || *env.CurrentRevision != "1" {
-				t.Errorf("REVISION_CONFLICT current_revision = %v, want \"1\"", env.CurrentRevision)
-			}
-			if env.Retryable {
-				t.Errorf("REVISION_CONFLICT retryable = true, want false")
-			}
+		env := e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: saveBody("0", "cp-2", "stale")}).
+			wantError(t, "PUT /v1/checkpoint with stale expected 0", http.StatusConflict, apperr.RevisionConflict)
+		if env.CurrentRevision == nil || *env.CurrentRevision != "1" {
+			t.Errorf("REVISION_CONFLICT current_revision = %v, want \"1\"", env.CurrentRevision)
+		}
+		if env.Retryable {
+			t.Errorf("REVISION_CONFLICT retryable = true, want false")
+		}
 
-			got = checkpointOut{}
-			e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: first}).wantOK(t, "PUT /v1/checkpoint replay", &got)
-			if !got.Replayed || got.Checkpoint.Revision != "1" {
-				t.Errorf("replayed PUT: got revision %q replayed %v, want \"1\" and replayed", got.Checkpoint.Revision, got.Replayed)
-			}
-			got = checkpointOut{}
-			e.do(t, req{method: "GET", path: "/v1/checkpoint", key: key, session: sid}).wantOK(t, "GET /v1/checkpoint", &got)
-			if got.Checkpoint.Revision != "1" || got.Checkpoint.BodyMD != "first" {
-				t.Errorf("GET after replay: got revision %q body %q, want \"1\" \"first\" (no second effect)", got.Checkpoint.Revision, got.Checkpoint.BodyMD)
-			}
+		got = checkpointOut{}
+		e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: first}).wantOK(t, "PUT /v1/checkpoint replay", &got)
+		if !got.Replayed || got.Checkpoint.Revision != "1" {
+			t.Errorf("replayed PUT: got revision %q replayed %v, want \"1\" and replayed", got.Checkpoint.Revision, got.Replayed)
+		}
+		got = checkpointOut{}
+		e.do(t, req{method: "GET", path: "/v1/checkpoint", key: key, session: sid}).wantOK(t, "GET /v1/checkpoint", &got)
+		if got.Checkpoint.Revision != "1" || got.Checkpoint.BodyMD != "first" {
+			t.Errorf("GET after replay: got revision %q body %q, want \"1\" \"first\" (no second effect)", got.Checkpoint.Revision, got.Checkpoint.BodyMD)
+		}
 
-			e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: saveBody("0", "cp-1", "changed")}).
-				wantError(t, "PUT /v1/checkpoint reusing cp-1 for another payload", http.StatusConflict, apperr.IdempotencyConflict)
-		})
-	}
+		e.do(t, req{method: "PUT", path: "/v1/checkpoint", key: key, session: sid, body: saveBody("0", "cp-1", "changed")}).
+			wantError(t, "PUT /v1/checkpoint reusing cp-1 for another payload", http.StatusConflict, apperr.IdempotencyConflict)
+	})
 }
 
 func TestNotPrimed(t *testing.T) {
@@ -669,14 +668,7 @@ func TestWriteErrorHeaders(t *testing.T) {
 // upper-case spelling reaches the same resource (it used to be a 404).
 func TestUpperCaseIDsInPaths(t *testing.T) {
 	e := newEnv(t, boltStore(t), nil)
-	ctx := context.Background()
-	room, err := e.h.Admin().CreateRoom(ctx, e.box, "general", "")
-	if err != nil {
-		t.Fatalf("CreateRoom: %v", err)
-	}
-	if _, err := e.h.Admin().AddMember(ctx, room.RoomID, e.alice.AgentID); err != nil {
-		t.Fatalf("AddMember: %v", err)
-	}
+	room := e.room("general", e.alice)
 	sid := e.prime(e.alice.BoxKey)
 	var space struct {
 		Space struct {

@@ -195,14 +195,7 @@ func TestValidateHandWritten(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for _, tt := range tests {
-				err := s.Validate([]byte(tt.raw))
-				var ve *schema.ValidationError
-				switch {
-				case tt.rule == "" && err != nil:
-					t.Errorf("Validate(%q) = %v, want nil", tt.raw, err)
-				case tt.rule != "" && (!errors.As(err, &ve) || ve.Rule != tt.rule):
-					t.Errorf("Validate(%q) = %v, want rule %q", tt.raw, err, tt.rule)
-				case err != nil && strings.Contains(err.Error(), secret):
+				if err := wantRule(t, s, tt.raw, tt.rule); err != nil && strings.Contains(err.Error(), secret) {
 					t.Errorf("Validate(%q) error %q contains the rejected value", tt.raw, err)
 				}
 			}
@@ -230,15 +223,23 @@ func TestValidateAnyOf(t *testing.T) {
 		{`[]`, "must be an object"},
 	}
 	for _, tt := range tests {
-		err := s.Validate([]byte(tt.raw))
-		var ve *schema.ValidationError
-		switch {
-		case tt.rule == "" && err != nil:
-			t.Errorf("Validate(%s) = %v, want nil", tt.raw, err)
-		case tt.rule != "" && (!errors.As(err, &ve) || ve.Rule != tt.rule):
-			t.Errorf("Validate(%s) = %v, want rule %q", tt.raw, err, tt.rule)
-		}
+		wantRule(t, s, tt.raw, tt.rule)
 	}
+}
+
+// wantRule validates raw against s and fails t unless it passes (rule "")
+// or fails on rule; it returns Validate's error.
+func wantRule(t *testing.T, s *schema.Schema, raw, rule string) error {
+	t.Helper()
+	err := s.Validate([]byte(raw))
+	var ve *schema.ValidationError
+	switch {
+	case rule == "" && err != nil:
+		t.Errorf("Validate(%s) = %v, want nil", raw, err)
+	case rule != "" && (!errors.As(err, &ve) || ve.Rule != rule):
+		t.Errorf("Validate(%s) = %v, want rule %q", raw, err, rule)
+	}
+	return err
 }
 
 func TestValidateBrokenSchema(t *testing.T) {

@@ -74,9 +74,16 @@ func TestStartServesAndShutsDown(t *testing.T) {
 	}
 	// The store's lock is released: the data can be opened (by the CLI,
 	// or a restarted server).
+	wantStoreFree(t, dir, "Shutdown")
+}
+
+// wantStoreFree fails t unless the store of data directory dir can be
+// opened, its lock released; after names what came before, in the failure.
+func wantStoreFree(t *testing.T, dir, after string) {
+	t.Helper()
 	st, err := bolt.Open(filepath.Join(dir, admincli.DBName), bolt.Options{Timeout: time.Second})
 	if err != nil {
-		t.Fatalf("bolt.Open after Shutdown: %v", err)
+		t.Fatalf("bolt.Open after %s: %v", after, err)
 	}
 	st.Close()
 }
@@ -124,11 +131,7 @@ func TestStartFailsOnBusyAddress(t *testing.T) {
 		t.Fatalf("Start on busy address %s succeeded", addr)
 	}
 	// The failed start released its store: the directory is usable.
-	st, err := bolt.Open(filepath.Join(other, admincli.DBName), bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatalf("bolt.Open after a failed Start: %v", err)
-	}
-	st.Close()
+	wantStoreFree(t, other, "a failed Start")
 }
 
 // TestRunPrintsURLs: Run announces both endpoints on its output, then shuts

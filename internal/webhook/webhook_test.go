@@ -214,48 +214,46 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and a burst sent while one is in flight arrives as one event with the
 // latest state.
 func TestDeliverCoalesced(t *testing.T) {
-	for _, ad := range teststores.All() {
-		t.Run(ad.Name, func(t *testing.T) {
-			r := newReceiver(t)
-			r.block = make(chan struct{})
-			w := newWorld(t, ad, r)
-			w.start(t, r)
-			first := w.send(t)
-			d := <-waitHit(t, r)
-			_ = d
-			for range 5 {
-				w.send(t)
+	hubtest.ForEachAdapterSerial(t, func(t *testing.T, ad teststores.Adapter) {
+		r := newReceiver(t)
+		r.block = make(chan struct{})
+		w := newWorld(t, ad, r)
+		w.start(t, r)
+		first := w.send(t)
+		d := <-waitHit(t, r)
+		_ = d
+		for range 5 {
+			w.send(t)
+		}
+		last := w.send(t)
+		close(r.block)
+		d1 := r.next(t)
+		d2 := r.next(t)
+		if !d1.ok || !d2.ok {
+			t.Errorf("signatures did not verify: %v %v", d1.ok, d2.ok)
+		}
+		if d1.event.Data.InboxSeq != 1 || d1.event.Data.MessageID != first {
+			t.Errorf("first event = %+v, want inbox_seq 1, message %s", d1.event.Data, first)
+		}
+		if d2.event.Data.InboxSeq != 7 || d2.event.Data.MessageID != last || d2.event.Data.UnreadCount != 7 ||
+			d2.event.Data.OpenRequestCount != 7 || strings.Join(d2.event.Data.Reasons, ",") != "dm,request" {
+			t.Errorf("coalesced event = %+v, want inbox_seq 7, message %s, 7 unread, 7 requests, dm+request", d2.event.Data, last)
+		}
+		if d2.event.Type != webhook.EventType || d2.event.Data.AgentID != w.bobID || d2.event.Data.BoxID != w.hook.BoxID {
+			t.Errorf("event = %+v, want type %s for bob in the box", d2.event, webhook.EventType)
+		}
+		for _, d := range []delivery{d1, d2} {
+			if strings.Contains(d.raw, secretBody) || strings.Contains(d.raw, "whsec_") || strings.Contains(d.raw, "abx_") {
+				t.Errorf("event carries a body, secret or key: %s", d.raw)
 			}
-			last := w.send(t)
-			close(r.block)
-			d1 := r.next(t)
-			d2 := r.next(t)
-			if !d1.ok || !d2.ok {
-				t.Errorf("signatures did not verify: %v %v", d1.ok, d2.ok)
-			}
-			if d1.event.Data.InboxSeq != 1 || d1.event.Data.MessageID != first {
-				t.Errorf("first event = %+v, want inbox_seq 1, message %s", d1.event.Data, first)
-			}
-			if d2.event.Data.InboxSeq != 7 || d2.event.Data.MessageID != last || d2.event.Data.UnreadCount != 7 ||
-				d2.event.Data.OpenRequestCount != 7 || strings.Join(d2.event.Data.Reasons, ",") != "dm,request" {
-				t.Errorf("coalesced event = %+v, want inbox_seq 7, message %s, 7 unread, 7 requests, dm+request", d2.event.Data, last)
-			}
-			if d2.event.Type != webhook.EventType || d2.event.Data.AgentID != w.bobID || d2.event.Data.BoxID != w.hook.BoxID {
-				t.Errorf("event = %+v, want type %s for bob in the box", d2.event, webhook.EventType)
-			}
-			for _, d := range []delivery{d1, d2} {
-				if strings.Contains(d.raw, secretBody) || strings.Contains(d.raw, "whsec_") || strings.Contains(d.raw, "abx_") {
-					t.Errorf("event carries a body, secret or key: %s", d.raw)
-				}
-			}
-			waitFor(t, "delivered_seq 7", func() bool { return w.endpoint(t).DeliveredSeq == "7" })
-			select {
-			case extra := <-r.hits:
-				t.Errorf("a third delivery %+v; want the burst coalesced into one", extra.event.Data)
-			case <-time.After(300 * time.Millisecond):
-			}
-		})
-	}
+		}
+		waitFor(t, "delivered_seq 7", func() bool { return w.endpoint(t).DeliveredSeq == "7" })
+		select {
+		case extra := <-r.hits:
+			t.Errorf("a third delivery %+v; want the burst coalesced into one", extra.event.Data)
+		case <-time.After(300 * time.Millisecond):
+		}
+	})
 }
 
 // waitHit returns a channel that yields once the receiver has seen (and

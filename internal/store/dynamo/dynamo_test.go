@@ -257,20 +257,9 @@ func TestQueryKeepsPagingPastExpiredItems(t *testing.T) {
 func TestBatchGet(t *testing.T) {
 	t.Run("ChunksOfHundredUniqueKeys", func(t *testing.T) {
 		h := newHarness(t)
-		var keys []store.Key
-		var ops []store.Op
-		for i := range 250 {
-			k := store.Key{PK: "B", SK: fmt.Sprintf("%03d", i)}
-			keys = append(keys, k)
-			if i%2 == 0 {
-				ops = append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Count: int64(i)}, always))
-			}
-		}
-		for len(ops) > 0 {
-			n := min(len(ops), store.MaxWriteItems)
-			h.write(ops[:n]...)
-			ops = ops[n:]
-		}
+		keys := putEvery(t, h.s, "B", 3, 250, 2, func(i int, k store.Key) *store.Item {
+			return &store.Item{PK: k.PK, SK: k.SK, Count: int64(i)}
+		})
 		keys = append(keys, keys[:50]...) // duplicates cost no extra key
 		got, err := h.s.BatchGet(h.ctx, keys)
 		if err != nil {

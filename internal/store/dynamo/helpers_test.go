@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
@@ -118,6 +121,44 @@ func deleteTable(t *testing.T, client *dynamodb.Client, table string) {
 
 // always is the unconditional Condition.
 var always = store.Condition{}
+
+// putEvery returns the keys pk/i (i zero-padded to width digits) for i in
+// 0..n-1 and writes item(i, key) at every one whose i is a multiple of
+// every, in writes of at most store.MaxWriteItems.
+func putEvery(t *testing.T, s store.Store, pk string, width, n, every int, item func(i int, k store.Key) *store.Item) []store.Key {
+	t.Helper()
+	var keys []store.Key
+	var ops []store.Op
+	for i := range n {
+		k := store.Key{PK: pk, SK: fmt.Sprintf("%0*d", width, i)}
+		keys = append(keys, k)
+		if i%every == 0 {
+			ops = append(ops, store.Put(item(i, k), always))
+		}
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), store.MaxWriteItems)
+		if err := s.Write(t.Context(), ops[:n]); err != nil {
+			t.Fatalf("Write(%d ops) = %v, want nil", n, err)
+		}
+		ops = ops[n:]
+	}
+	return keys
+}
+
+// serverClient is a DynamoDB client of the engine at url (a test server),
+// retrying three times with short backoffs.
+func serverClient(url string) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(url),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 3
+			o.MaxBackoff = 5 * time.Millisecond
+		}),
+	})
+}
 
 // newServer serves h on loopback for the life of t and returns its URL.
 func newServer(t *testing.T, h http.Handler) string {

@@ -17,10 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
 	"github.com/agentbox/agentbox/internal/store"
@@ -86,15 +82,7 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // given time budgets.
 func scriptedStore(t *testing.T, sc *scripted, opts dynamo.Options) *dynamo.Store {
 	t.Helper()
-	client := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(newServer(t, sc)),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 3
-			o.MaxBackoff = 5 * time.Millisecond
-		}),
-	})
+	client := serverClient(newServer(t, sc))
 	return dynamo.New(client, "t", opts)
 }
 
@@ -246,22 +234,9 @@ func TestBatchGetChunksInParallel(t *testing.T) {
 	table := dynamotest.NewTable(t, client)
 	s := dynamo.New(client, table, dynamo.Options{BatchGetParallel: parallel})
 
-	var keys []store.Key
-	var ops []store.Op
-	for i := range 1000 {
-		k := store.Key{PK: "P", SK: fmt.Sprintf("%04d", i)}
-		keys = append(keys, k)
-		if i%7 == 0 {
-			ops = append(ops, store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: uint64(i)}, always))
-		}
-	}
-	for len(ops) > 0 {
-		n := min(len(ops), store.MaxWriteItems)
-		if err := s.Write(t.Context(), ops[:n]); err != nil {
-			t.Fatalf("Write = %v", err)
-		}
-		ops = ops[n:]
-	}
+	keys := putEvery(t, s, "P", 4, 1000, 7, func(i int, k store.Key) *store.Item {
+		return &store.Item{PK: k.PK, SK: k.SK, Version: uint64(i)}
+	})
 	items, err := s.BatchGet(t.Context(), keys)
 	if err != nil {
 		t.Fatalf("BatchGet(1000 keys) = %v, want nil", err)

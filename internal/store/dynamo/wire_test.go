@@ -8,12 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
@@ -31,15 +25,7 @@ func cannedEngine(t *testing.T, status int, body string) (*dynamo.Store, *atomic
 		w.WriteHeader(status)
 		fmt.Fprint(w, body)
 	}))
-	client := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(url),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 3
-			o.MaxBackoff = 5 * time.Millisecond
-		}),
-	})
+	client := serverClient(url)
 	return dynamo.New(client, "t", dynamo.Options{}), &calls
 }
 
@@ -181,15 +167,7 @@ func TestWriteRetriesReuseClientRequestToken(t *testing.T) {
 		}
 		fmt.Fprint(w, "{}")
 	}))
-	client := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(url),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 3
-			o.MaxBackoff = 5 * time.Millisecond
-		}),
-	})
+	client := serverClient(url)
 	s := dynamo.New(client, "t", dynamo.Options{})
 	ops := []store.Op{store.Add(store.Key{PK: "P", SK: "n"}, 1, 0), store.Put(&store.Item{PK: "P", SK: "a"}, store.Absent)}
 	if err := s.Write(t.Context(), ops); err != nil {
