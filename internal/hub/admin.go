@@ -411,13 +411,9 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	recs := make([]*table.Agent, 0, len(items))
-	for _, it := range items {
-		rec, err := table.Decode[table.Agent](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		recs = append(recs, rec)
+	recs, err := decodeAll[table.Agent](items, nil)
+	if err != nil {
+		return nil, err
 	}
 	// The index orders agents by its older key (table.AgentOrderKey); the
 	// listing is in the one collation rooms and the directory use.
@@ -426,21 +422,17 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	for _, rec := range recs {
 		keys = append(keys, table.ProfileKey(rec.ID))
 	}
-	profiles, err := a.h.st.BatchGet(ctx, keys)
+	profiles, items, err := getMany[table.Profile](ctx, a.h.st, keys, nil)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	out := make([]*AgentInfo, 0, len(recs))
 	for i, rec := range recs {
-		p := &table.Profile{}
-		var v uint64
-		if profiles[i] != nil {
-			if p, err = table.Decode[table.Profile](profiles[i]); err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			v = profiles[i].Version
+		p := profiles[i]
+		if p == nil {
+			p = &table.Profile{}
 		}
-		out = append(out, agentInfo(rec, p, v))
+		out = append(out, agentInfo(rec, p, version(items[i])))
 	}
 	var ids []string
 	for _, rec := range recs {

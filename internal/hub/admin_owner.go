@@ -75,12 +75,12 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := make([]*OwnerKeyInfo, 0, len(items))
-	for _, it := range items {
-		rec, err := table.Decode[table.OwnerKey](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	recs, err := decodeAll[table.OwnerKey](items, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*OwnerKeyInfo, 0, len(recs))
+	for _, rec := range recs {
 		out = append(out, ownerKeyInfo(rec))
 	}
 	return out, nil
@@ -114,10 +114,7 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", storageErr(err)
 	}
-	if it == nil {
-		return "", ownerAuthFailed()
-	}
-	rec, err := table.Decode[table.OwnerKey](it)
+	rec, err := decode[table.OwnerKey](it, ownerAuthFailed())
 	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
 		return "", ownerAuthFailed()
 	}

@@ -99,12 +99,9 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*table.Room, uint64,
 	if err != nil {
 		return nil, 0, nil, storageErr(err)
 	}
-	if items[0] == nil {
-		return nil, 0, nil, apperr.Forbidden()
-	}
-	r, err := table.Decode[table.Room](items[0])
+	r, err := decode[table.Room](items[0], apperr.Forbidden())
 	if err != nil {
-		return nil, 0, nil, apperr.Normalize(err)
+		return nil, 0, nil, err
 	}
 	return r, items[0].Version, roomInfo(r, version(items[1]), count(items[2])), nil
 }
@@ -322,13 +319,13 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 	const perBatch = store.MaxBatchGetKeys / 2
 	for start := 0; start < len(items); start += perBatch {
 		chunk := items[start:min(start+perBatch, len(items))]
-		recs := make([]*table.Room, len(chunk))
+		recs, err := decodeAll[table.Room](chunk, nil)
+		if err != nil {
+			return nil, err
+		}
 		keys := make([]store.Key, 0, 2*len(chunk))
-		for i, it := range chunk {
-			if recs[i], err = table.Decode[table.Room](it); err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			keys = append(keys, table.BriefKey(recs[i].ID), table.MemberCountKey(recs[i].ID))
+		for _, r := range recs {
+			keys = append(keys, table.BriefKey(r.ID), table.MemberCountKey(r.ID))
 		}
 		extra, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {

@@ -213,15 +213,11 @@ func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) 
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		note = b.add(table.MemoryKey(agent, in.ID))
 	}, func(c *call) (*MemoryOutput, error) {
-		it := c.item(note)
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		rec, err := table.Decode[table.Memory](it)
+		rec, err := decode[table.Memory](c.item(note), apperr.Forbidden())
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, err
 		}
-		return &MemoryOutput{Note: *memoryDTO(rec, it.Version)}, nil
+		return &MemoryOutput{Note: *memoryDTO(rec, c.item(note).Version)}, nil
 	})
 }
 
@@ -276,13 +272,13 @@ func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, 
 	if err != nil {
 		return nil, storageErr(err)
 	}
+	recs, err := decodeAll[table.Memory](rows, nil)
+	if err != nil {
+		return nil, err
+	}
 	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: total, MaxNotes: MaxMemoryNotes, NextCursor: next}
-	for _, it := range rows {
-		rec, err := table.Decode[table.Memory](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: it.Version,
+	for i, rec := range recs {
+		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: rows[i].Version,
 			ContentBytes: len(rec.Content), UpdatedAt: timestamp(rec.UpdatedAt)})
 	}
 	return out, nil

@@ -489,12 +489,12 @@ func (h *Hub) roster(ctx context.Context, room string) (map[string]*table.RoomMe
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	members := make(map[string]*table.RoomMember, len(rows))
-	for _, it := range rows {
-		m, err := table.Decode[table.RoomMember](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	recs, err := decodeAll[table.RoomMember](rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	members := make(map[string]*table.RoomMember, len(recs))
+	for _, m := range recs {
 		if m.Inactive {
 			continue
 		}
@@ -538,12 +538,9 @@ func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string
 // visiblePointer decodes a message pointer the caller read and requires the
 // message to be in stream st at or after the caller's epoch start.
 func visiblePointer(it *store.Item, st stream, startSeq uint64) (*table.Pointer, error) {
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	ptr, err := table.Decode[table.Pointer](it)
+	ptr, err := decode[table.Pointer](it, apperr.Forbidden())
 	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	if ptr.Stream != st.id() || ptr.Seq < startSeq {
 		return nil, apperr.Forbidden()
@@ -720,13 +717,13 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		room   int
 	}
 	var wants []want
-	for i, it := range ptrs {
-		if it == nil {
+	recs, err := decodeAll[table.Pointer](ptrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range recs {
+		if p == nil {
 			continue
-		}
-		p, err := table.Decode[table.Pointer](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
 		}
 		st, ok := parseStream(p.Stream)
 		if !ok {
@@ -790,12 +787,12 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, stre
 	for _, m := range msgs {
 		want[m.Seq] = true
 	}
+	recs, err := decodeAll[table.Attention](rows, nil)
+	if err != nil {
+		return nil, err
+	}
 	var seqs []uint64
-	for _, it := range rows {
-		a, err := table.Decode[table.Attention](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, a := range recs {
 		if want[a.StreamSeq] {
 			seqs = append(seqs, a.Seq)
 		}
@@ -901,15 +898,13 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 		return nil, 0, storageErr(err)
 	}
 	rows = rows[:table.Fit(len(rows), budget, func(i int) int { return len(rows[i].Data) })]
-	msgs := make([]*table.Message, 0, len(rows))
+	msgs, err := decodeAll[table.Message](rows, nil)
+	if err != nil {
+		return nil, 0, err
+	}
 	last := after
-	for _, it := range rows {
-		m, err := table.Decode[table.Message](it)
-		if err != nil {
-			return nil, 0, err
-		}
-		msgs = append(msgs, m)
-		last = m.Seq
+	if len(msgs) > 0 {
+		last = msgs[len(msgs)-1].Seq
 	}
 	return msgs, last, nil
 }
@@ -1009,12 +1004,12 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *table.Message) (*
 	if err != nil {
 		return nil, storageErr(err)
 	}
+	recs, err := decodeAll[table.ThreadRow](rows, nil)
+	if err != nil {
+		return nil, err
+	}
 	parent := map[string]string{}
-	for _, it := range rows {
-		r, err := table.Decode[table.ThreadRow](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, r := range recs {
 		parent[r.ID] = r.ReplyTo
 	}
 	for id := anchor.ReplyTo; id != "" && !v.ancestors[id]; id = parent[id] {
@@ -1043,32 +1038,25 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	if err != nil {
 		return nil, false, storageErr(err)
 	}
-	recs := make([]*table.ThreadRow, len(rows))
+	recs, err := decodeAll[table.ThreadRow](rows, nil)
+	if err != nil {
+		return nil, false, err
+	}
 	var visible []store.Key
-	for i, it := range rows {
-		r, err := table.Decode[table.ThreadRow](it)
-		if err != nil {
-			return nil, false, apperr.Normalize(err)
-		}
-		recs[i] = r
+	for _, r := range recs {
 		if r.Seq >= v.start {
 			visible = append(visible, v.st.msgKey(r.Seq))
 		}
 	}
-	items, err := h.st.BatchGet(ctx, visible)
+	msgs, _, err := getMany[table.Message](ctx, h.st, visible, nil)
 	if err != nil {
-		return nil, false, storageErr(err)
+		return nil, false, err
 	}
 	byID := map[string]*table.Message{}
-	for _, it := range items {
-		if it == nil {
-			continue
+	for _, m := range msgs {
+		if m != nil {
+			byID[m.ID] = m
 		}
-		m, err := table.Decode[table.Message](it)
-		if err != nil {
-			return nil, false, apperr.Normalize(err)
-		}
-		byID[m.ID] = m
 	}
 	out := make([]threadRow, len(recs))
 	for i, r := range recs {

@@ -227,22 +227,17 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 		if err != nil {
 			return nil, storageErr(err)
 		}
-		out := &FileReportsListOutput{Scope: "all", Reports: []FileReportDTO{}, NextCursor: next}
-		for _, it := range rows {
-			r, err := table.Decode[table.FileReport](it)
-			if err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
+		reports, err := fileReports(rows)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		return &FileReportsListOutput{Scope: "all", Reports: reports, NextCursor: next}, nil
 	})
 }
 
 // ownReports reads the caller's own reports on files of a message: at most
 // MaxFiles items, one batched read, one page.
 func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []string) (*FileReportsListOutput, error) {
-	out := &FileReportsListOutput{Scope: "own", Reports: []FileReportDTO{}}
 	keys := make([]store.Key, len(files))
 	for i, f := range files {
 		keys[i] = table.FileReportKey(message, f, c.AgentID)
@@ -251,15 +246,25 @@ func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []s
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	for _, it := range items {
-		if it == nil {
-			continue
+	reports, err := fileReports(items)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReportsListOutput{Scope: "own", Reports: reports}, nil
+}
+
+// fileReports is the reports among items (a page, or a batch whose absent
+// items are skipped), in their order.
+func fileReports(items []*store.Item) ([]FileReportDTO, error) {
+	recs, err := decodeAll[table.FileReport](items, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []FileReportDTO{}
+	for i, r := range recs {
+		if r != nil {
+			out = append(out, fileReportDTO(r, items[i].Version))
 		}
-		r, err := table.Decode[table.FileReport](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
 	}
 	return out, nil
 }

@@ -288,15 +288,9 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 
 	// A message's pointer never changes: reading it before authentication
 	// only decides which conversation's items the call reads with it.
-	ptrItem, err := h.st.Get(ctx, table.MessagePointerKey(in.RequestMessageID))
+	ptr, _, err := get[table.Pointer](ctx, h.st, table.MessagePointerKey(in.RequestMessageID), nil)
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	var ptr *table.Pointer
-	if ptrItem != nil {
-		if ptr, err = table.Decode[table.Pointer](ptrItem); err != nil {
-			return nil, apperr.Normalize(err)
-		}
+		return nil, err
 	}
 
 	var reqSlot slot
@@ -311,13 +305,13 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 			s = declareSend(b, &send, agent, h.hot, late)
 		}
 	}, func(c *call) (*RequestRespondOutput, *plan, error) {
-		it := c.item(reqSlot)
-		if it == nil || send.Destination.Kind == "" {
+		if send.Destination.Kind == "" {
 			return nil, nil, apperr.Forbidden()
 		}
-		req, err := table.Decode[table.Request](it)
+		it := c.item(reqSlot)
+		req, err := decode[table.Request](it, apperr.Forbidden())
 		if err != nil {
-			return nil, nil, apperr.Normalize(err)
+			return nil, nil, err
 		}
 		msg, err := newMessage(&send, payload, files)
 		if err != nil {

@@ -182,12 +182,12 @@ func (h *Hub) boxAgents(ctx context.Context, box string) ([]string, error) {
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		ag, err := table.Decode[table.Agent](it)
-		if err != nil {
-			return nil, err
-		}
+	recs, err := decodeAll[table.Agent](items, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(recs))
+	for _, ag := range recs {
 		if ag.Status == statusActive {
 			out = append(out, ag.ID)
 		}
@@ -397,13 +397,13 @@ func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	out := make([]versionedWebhook, 0, len(items))
-	for _, it := range items {
-		r, err := table.Decode[table.Webhook](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out = append(out, versionedWebhook{r, it.Version})
+	recs, err := decodeAll[table.Webhook](items, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]versionedWebhook, 0, len(recs))
+	for i, r := range recs {
+		out = append(out, versionedWebhook{r, items[i].Version})
 	}
 	return out, nil
 }
