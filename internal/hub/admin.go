@@ -388,11 +388,8 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 		}
 		p.UpdatedAt = a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(profileItem(agent, p, it.Version+1), store.AtVersion(it.Version))})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return agentInfo(rec, p, it.Version+1), nil
 	})
@@ -407,11 +404,7 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.Agent](items, nil)
+	recs, _, err := query[table.Agent](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
 	if err != nil {
 		return nil, err
 	}

@@ -47,11 +47,7 @@ const maxListedBoxes = 1000
 // created before the index existed appears once `migrate-listings --box`
 // ran on it.
 func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxesIndex, Limit: maxListedBoxes})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.Box](items, nil)
+	recs, _, err := query[table.Box](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxesIndex, Limit: maxListedBoxes})
 	if err != nil {
 		return nil, err
 	}

@@ -71,11 +71,7 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.OwnerKey](items, nil)
+	recs, _, err := query[table.OwnerKey](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
 	if err != nil {
 		return nil, err
 	}

@@ -120,11 +120,8 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 		}
 		r.Archived, r.ArchivedAt = true, a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(r.Item(ver+1), store.AtVersion(ver))})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		info.Archived, info.ArchivedAt = true, timestamp(r.ArchivedAt)
 		return info, nil
@@ -214,11 +211,9 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 			store.Check(table.RoomHeadKey(room), casCond(items[4])),
 		})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended // a concurrent change won; read again
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		// A failed condition: a concurrent change won; read again.
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: ag.Name, Member: true,
 			Epoch: Revision(epoch), Follow: mem.Follow, FollowRevision: Revision(rev),
@@ -286,11 +281,8 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			store.Add(table.MemberCountKey(room), -active, 0),
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 		})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		closed, err := a.closeRemovedRequests(ctx, room, agent)
 		if err != nil {
@@ -417,11 +409,8 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 			ops = append(ops, store.Put(full, cardCond), store.Put(listing, store.Unconditional))
 		}
 		err = a.h.st.Write(ctx, ops)
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return a.describe(ctx, rec)
 	})

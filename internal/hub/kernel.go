@@ -230,6 +230,19 @@ func contended(context.Context) error { return errContended }
 // TEMPORARILY_UNAVAILABLE.
 var errContended = errors.New("hub: item changed concurrently")
 
+// written is what a write of a retried attempt (retry) answers: a failed
+// condition is errContended (the attempt reads again), any other failure
+// storageErr's.
+func written(err error) error {
+	if _, ok := store.ConditionFailed(err); ok {
+		return errContended
+	}
+	if err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
 // mutate runs a mutation: authenticate with a primed session, read the
 // idempotency record and the slots in one batch, answer a replay, apply fn,
 // check the profile, commit the plan, finish its intent, touch the session.
@@ -491,6 +504,19 @@ func get[T any](ctx context.Context, st store.Store, k store.Key, absent error) 
 // absent is nil, a nil record in its place).
 func getMany[T any](ctx context.Context, st store.Store, keys []store.Key, absent error) ([]*T, []*store.Item, error) {
 	items, err := st.BatchGet(ctx, keys)
+	return decoded[T](items, err, absent)
+}
+
+// query is getMany for a query: the records of the items q reads, in
+// their order, with the items.
+func query[T any](ctx context.Context, st store.Store, q store.Query) ([]*T, []*store.Item, error) {
+	items, err := st.Query(ctx, q)
+	return decoded[T](items, err, nil)
+}
+
+// decoded is what getMany and query answer for the items a read returned,
+// or for its error.
+func decoded[T any](items []*store.Item, err, absent error) ([]*T, []*store.Item, error) {
 	if err != nil {
 		return nil, nil, storageErr(err)
 	}

@@ -485,11 +485,7 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 // membership is neither a target nor a recipient of attention.
 func (h *Hub) roster(ctx context.Context, room string) (map[string]*table.RoomMember, error) {
 	pk, prefix := table.RosterPrefix(room)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.RoomMember](rows, nil)
+	recs, _, err := query[table.RoomMember](ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err
 	}
@@ -778,18 +774,14 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, stre
 		return nil, nil
 	}
 	lo, hi := msgs[0].Seq, msgs[len(msgs)-1].Seq
-	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.AttentionIndex(c.AgentID),
+	recs, _, err := query[table.Attention](ctx, h.st, store.Query{Index: store.GSI1, PK: table.AttentionIndex(c.AgentID),
 		From: table.AttentionSortKey(streamID, lo), To: table.AttentionSortKey(streamID, hi)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	want := make(map[uint64]bool, len(msgs))
 	for _, m := range msgs {
 		want[m.Seq] = true
-	}
-	recs, err := decodeAll[table.Attention](rows, nil)
-	if err != nil {
-		return nil, err
 	}
 	var seqs []uint64
 	for _, a := range recs {
@@ -1000,11 +992,7 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *table.Message) (*
 	// Only hidden ancestors need naming; their chain runs through the
 	// index rows up to the anchor.
 	pk, prefix := table.ThreadPrefix(anchor.ThreadRoot)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: prefix + table.SeqKey(anchor.Seq)})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.ThreadRow](rows, nil)
+	recs, _, err := query[table.ThreadRow](ctx, h.st, store.Query{PK: pk, From: prefix, To: prefix + table.SeqKey(anchor.Seq)})
 	if err != nil {
 		return nil, err
 	}

@@ -178,11 +178,7 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 
 // boxAgents lists the active agents of a box (the owner's agents index).
 func (h *Hub) boxAgents(ctx context.Context, box string) ([]string, error) {
-	items, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.Agent](items, nil)
+	recs, _, err := query[table.Agent](ctx, h.st, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
 	if err != nil {
 		return nil, err
 	}
@@ -251,14 +247,7 @@ func (h *Hub) moveCursor(ctx context.Context, endpoint, agent string, seq uint64
 		if version(it) >= seq {
 			return struct{}{}, nil
 		}
-		err = h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, casCond(it))})
-		if _, conflict := err.(*store.ConditionFailedError); conflict {
-			return struct{}{}, errContended
-		}
-		if err != nil {
-			return struct{}{}, storageErr(err)
-		}
-		return struct{}{}, nil
+		return struct{}{}, written(h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, casCond(it))}))
 	})
 	return err
 }
@@ -393,11 +382,7 @@ type versionedWebhook struct {
 }
 
 func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
-	items, err := h.st.Query(ctx, store.Query{PK: table.WebhookPartition, From: table.WebhookPrefix, To: store.PrefixEnd(table.WebhookPrefix)})
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs, err := decodeAll[table.Webhook](items, nil)
+	recs, items, err := query[table.Webhook](ctx, h.st, store.Query{PK: table.WebhookPartition, From: table.WebhookPrefix, To: store.PrefixEnd(table.WebhookPrefix)})
 	if err != nil {
 		return nil, err
 	}
@@ -560,14 +545,7 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 		if o.Failing && r.Status == WebhookActive {
 			r.Status = WebhookFailing
 		}
-		err = h.putWebhook(ctx, r, ver)
-		if _, conflict := err.(*store.ConditionFailedError); conflict {
-			return struct{}{}, errContended
-		}
-		if err != nil {
-			return struct{}{}, storageErr(err)
-		}
-		return struct{}{}, nil
+		return struct{}{}, written(h.putWebhook(ctx, r, ver))
 	})
 	return err
 }
