@@ -119,13 +119,9 @@ func cardDTO(a *table.Agent, it *store.Item) (DirectoryCard, error) {
 }
 
 func cardRecordDTO(card *table.Card, version uint64) DirectoryCard {
-	dto := DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
+	return DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
 		DescriptionMD: card.DescriptionMD, Skills: card.Skills, ContactNotes: card.ContactNotes,
-		Revision: Revision(version)}
-	if !card.UpdatedAt.IsZero() {
-		dto.UpdatedAt = timestamp(card.UpdatedAt)
-	}
-	return dto
+		Revision: Revision(version), UpdatedAt: timestampIfSet(card.UpdatedAt)}
 }
 
 // DirectorySearchInput is directory_search's input.

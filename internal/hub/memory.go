@@ -268,9 +268,9 @@ func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, 
 		Key:   func(p memoryPos) (string, bool) { return prefix + p.N, checkNoteName(p.N) == nil },
 		Pos:   func(sk string) memoryPos { return memoryPos{N: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
+	rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, cur, limit)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	recs, err := decodeAll[table.Memory](rows, nil)
 	if err != nil {

@@ -678,15 +678,12 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 		ptr = b.add(table.MessagePointerKey(in.MessageID))
 		shown = declareReceipts(b, cr)
 	}, func(c *call) (*MessageGetOutput, error) {
-		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+		msg, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {
 			return nil, err
 		}
-		if msgs[0] == nil {
-			return nil, apperr.Forbidden()
-		}
-		out := &MessageGetOutput{Message: messageDTO(msgs[0])}
-		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*table.Message{msgs[0]})
+		out := &MessageGetOutput{Message: messageDTO(msg)}
+		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msg.Stream, []*table.Message{msg})
 		if err != nil {
 			return nil, err
 		}
@@ -696,6 +693,19 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 		}
 		return out, nil
 	})
+}
+
+// resolveVisible returns the message at the pointer the call read, when the
+// caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
+func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
+	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+	if err != nil {
+		return nil, err
+	}
+	if msgs[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	return msgs[0], nil
 }
 
 // visibleMessages resolves message pointers to the messages the caller may
@@ -933,14 +943,11 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 	return read(ctx, h, cr, func(_ string, b *batch) {
 		ptr = b.add(table.MessagePointerKey(in.MessageID))
 	}, func(c *call) (*ThreadReadOutput, error) {
-		anchor, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+		anchor, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {
 			return nil, err
 		}
-		if anchor[0] == nil {
-			return nil, apperr.Forbidden()
-		}
-		return h.thread(ctx, c, anchor[0], MaxThreadMessages)
+		return h.thread(ctx, c, anchor, MaxThreadMessages)
 	})
 }
 

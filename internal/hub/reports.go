@@ -80,19 +80,6 @@ type FileAccessReportOutput struct {
 	Replay
 }
 
-// resolveVisible returns the message at the pointer the call read, when the
-// caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
-func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
-	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
-	if err != nil {
-		return nil, err
-	}
-	if msgs[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	return msgs[0], nil
-}
-
 // FileAccessReport records (or, by CAS, replaces) the caller's report of
 // its own access to one file reference of a message it can see and did
 // not write. Nothing is fetched; the report changes no ACK and no request.
@@ -223,9 +210,9 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			Key:   func(p reportsPos) (string, bool) { return p.After, p.After == "" || p.After >= prefix },
 			Pos:   func(sk string) reportsPos { return reportsPos{After: sk} },
 		}
-		rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, in.Cursor, limit)
+		rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, in.Cursor, limit)
 		if err != nil {
-			return nil, storageErr(err)
+			return nil, err
 		}
 		reports, err := fileReports(rows)
 		if err != nil {

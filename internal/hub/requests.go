@@ -106,13 +106,9 @@ type RequestDTO struct {
 
 // requestDTO is request r at declaration revision.
 func requestDTO(r *table.Request, revision uint64) RequestDTO {
-	d := RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
+	return RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
 		AuthorAgentID: r.AuthorID, Destination: Destination(r.Destination), StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
-		Status: r.Status, Revision: Revision(revision), ResponseID: r.ResponseID}
-	if !r.DeclaredAt.IsZero() {
-		d.DeclaredAt = timestamp(r.DeclaredAt)
-	}
-	return d
+		Status: r.Status, Revision: Revision(revision), DeclaredAt: timestampIfSet(r.DeclaredAt), ResponseID: r.ResponseID}
 }
 
 // RequestsListInput is requests_list's input.

@@ -187,9 +187,9 @@ func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, li
 		Key:   func(p roomsPos) (string, bool) { return prefix + p.R, checkUUID("cursor", p.R) == nil },
 		Pos:   func(sk string) roomsPos { return roomsPos{R: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
+	rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, cur, limit)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	out := &RoomsListOutput{NextCursor: next}
 	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {

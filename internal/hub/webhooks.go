@@ -83,15 +83,9 @@ const (
 func webhookInfo(r *table.Webhook) *WebhookInfo {
 	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, Scope: WebhookScopeAgent, URL: r.URL, Status: r.Status,
 		DeliveredSeq: strconv.FormatUint(r.DeliveredSeq, 10), Secrets: len(r.Secrets), LastStatus: r.LastStatus,
-		CreatedAt: timestamp(r.CreatedAt)}
+		CreatedAt: timestamp(r.CreatedAt), FailingSince: timestampIfSet(r.FailingSince), LastAttempt: timestampIfSet(r.LastAttempt)}
 	if r.PerBox() {
 		w.Scope, w.DeliveredSeq = WebhookScopeBox, ""
-	}
-	if !r.FailingSince.IsZero() {
-		w.FailingSince = timestamp(r.FailingSince)
-	}
-	if !r.LastAttempt.IsZero() {
-		w.LastAttempt = timestamp(r.LastAttempt)
 	}
 	return w
 }
@@ -138,13 +132,7 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 	rec := &table.Webhook{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
 		Secrets: []table.WebhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
 		DeliveredSeq: version(head), CreatedAt: now}
-	k := table.WebhookKey(rec.ID)
-	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
-		return nil, storageErr(err)
-	}
-	info := webhookInfo(rec)
-	info.Secret = rec.Secrets[0].Secret
-	return info, nil
+	return a.createWebhook(ctx, rec)
 }
 
 // AddBoxWebhook registers an endpoint for every agent of a box, present
@@ -167,6 +155,12 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 	if err := a.h.advanceCursors(ctx, rec); err != nil {
 		return nil, err
 	}
+	return a.createWebhook(ctx, rec)
+}
+
+// createWebhook writes the new endpoint rec and returns it with its
+// signing secret.
+func (a *Admin) createWebhook(ctx context.Context, rec *table.Webhook) (*WebhookInfo, error) {
 	k := table.WebhookKey(rec.ID)
 	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
