@@ -695,6 +695,15 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 	})
 }
 
+// visibleRead is the read of a tool about one message: it declares the
+// pointer of message id in the call's batch, and its second result
+// resolves the message in the call (resolveVisible).
+func (h *Hub) visibleRead(ctx context.Context, id string) (reads, func(*call) (*table.Message, error)) {
+	var ptr slot
+	return func(_ string, b *batch) { ptr = b.add(table.MessagePointerKey(id)) },
+		func(c *call) (*table.Message, error) { return h.resolveVisible(ctx, c, ptr) }
+}
+
 // resolveVisible returns the message at the pointer the call read, when the
 // caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
 func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
@@ -939,11 +948,9 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 	if err := uuidArg("message_id", &in.MessageID); err != nil {
 		return nil, err
 	}
-	var ptr slot
-	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(table.MessagePointerKey(in.MessageID))
-	}, func(c *call) (*ThreadReadOutput, error) {
-		anchor, err := h.resolveVisible(ctx, c, ptr)
+	declare, visible := h.visibleRead(ctx, in.MessageID)
+	return read(ctx, h, cr, declare, func(c *call) (*ThreadReadOutput, error) {
+		anchor, err := visible(c)
 		if err != nil {
 			return nil, err
 		}

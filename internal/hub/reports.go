@@ -181,11 +181,9 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 	if err != nil {
 		return nil, err
 	}
-	var ptr slot
-	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(table.MessagePointerKey(in.MessageID))
-	}, func(c *call) (*FileReportsListOutput, error) {
-		msg, err := h.resolveVisible(ctx, c, ptr)
+	declare, visible := h.visibleRead(ctx, in.MessageID)
+	return read(ctx, h, cr, declare, func(c *call) (*FileReportsListOutput, error) {
+		msg, err := visible(c)
 		if err != nil {
 			return nil, err
 		}
