@@ -388,11 +388,8 @@ func (a *Admin) SetProfile(ctx context.Context, agent string, doc []byte) (*Agen
 		}
 		p.UpdatedAt = a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(profileItem(agent, p, it.Version+1), store.AtVersion(it.Version))})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return agentInfo(rec, p, it.Version+1), nil
 	})
@@ -407,17 +404,9 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
+	recs, _, err := query[table.Agent](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	recs := make([]*table.Agent, 0, len(items))
-	for _, it := range items {
-		rec, err := table.Decode[table.Agent](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		recs = append(recs, rec)
+		return nil, err
 	}
 	// The index orders agents by its older key (table.AgentOrderKey); the
 	// listing is in the one collation rooms and the directory use.
@@ -426,21 +415,17 @@ func (a *Admin) ListAgents(ctx context.Context, box string) ([]*AgentInfo, error
 	for _, rec := range recs {
 		keys = append(keys, table.ProfileKey(rec.ID))
 	}
-	profiles, err := a.h.st.BatchGet(ctx, keys)
+	profiles, items, err := getMany[table.Profile](ctx, a.h.st, keys, nil)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	out := make([]*AgentInfo, 0, len(recs))
 	for i, rec := range recs {
-		p := &table.Profile{}
-		var v uint64
-		if profiles[i] != nil {
-			if p, err = table.Decode[table.Profile](profiles[i]); err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			v = profiles[i].Version
+		p := profiles[i]
+		if p == nil {
+			p = &table.Profile{}
 		}
-		out = append(out, agentInfo(rec, p, v))
+		out = append(out, agentInfo(rec, p, version(items[i])))
 	}
 	var ids []string
 	for _, rec := range recs {

@@ -47,16 +47,12 @@ const maxListedBoxes = 1000
 // created before the index existed appears once `migrate-listings --box`
 // ran on it.
 func (a *Admin) ListBoxes(ctx context.Context) ([]*BoxInfo, error) {
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxesIndex, Limit: maxListedBoxes})
+	recs, _, err := query[table.Box](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxesIndex, Limit: maxListedBoxes})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	out := make([]*BoxInfo, 0, len(items))
-	for _, it := range items {
-		b, err := table.Decode[table.Box](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	out := make([]*BoxInfo, 0, len(recs))
+	for _, b := range recs {
 		out = append(out, &BoxInfo{BoxID: b.ID, Name: b.Name, CreatedAt: timestamp(b.CreatedAt)})
 	}
 	return out, nil
@@ -99,18 +95,14 @@ func (a *Admin) keyInfos(ctx context.Context, ids []string) ([]KeyInfo, error) {
 		for i, id := range chunk {
 			keys[i] = table.KeyRecordKey(id)
 		}
-		items, err := a.h.st.BatchGet(ctx, keys)
+		recs, _, err := getMany[table.KeyRecord](ctx, a.h.st, keys, nil)
 		if err != nil {
-			return nil, storageErr(err)
+			return nil, err
 		}
-		for i, it := range items {
+		for i, kr := range recs {
 			scope := ""
-			if it != nil {
+			if kr != nil {
 				scope = ScopeWrite
-				kr, err := table.Decode[table.KeyRecord](it)
-				if err != nil {
-					return nil, apperr.Normalize(err)
-				}
 				if kr.Scope == ScopeRead {
 					scope = ScopeRead
 				}

@@ -60,13 +60,7 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 	if out.Box, err = a.indexBox(ctx, box); err != nil {
 		return nil, err
 	}
-	var spaces []string
-	err = a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(box)}, func(it *store.Item) error {
-		if id, ok := table.OldSpaceEntry(it); ok {
-			spaces = append(spaces, id)
-		}
-		return nil
-	})
+	spaces, err := a.entryIDs(ctx, store.Query{Index: store.GSI1, PK: table.BoxSpacesIndex(box)}, table.OldSpaceEntry)
 	if err != nil {
 		return nil, err
 	}
@@ -74,33 +68,15 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range append(spaces, private...) {
-		moved, err := a.moveSpace(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if moved {
-			out.Spaces++
-		}
+	if out.Spaces, err = moveAll(ctx, append(spaces, private...), a.moveSpace); err != nil {
+		return nil, err
 	}
-	var cards []string
-	err = a.eachEntry(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(box)}, func(it *store.Item) error {
-		if agent, ok := table.OldCardEntry(it); ok {
-			cards = append(cards, agent)
-		}
-		return nil
-	})
+	cards, err := a.entryIDs(ctx, store.Query{Index: store.GSI2, PK: table.DirectoryIndex(box)}, table.OldCardEntry)
 	if err != nil {
 		return nil, err
 	}
-	for _, agent := range cards {
-		moved, err := a.moveCard(ctx, agent)
-		if err != nil {
-			return nil, err
-		}
-		if moved {
-			out.Cards++
-		}
+	if out.Cards, err = moveAll(ctx, cards, a.moveCard); err != nil {
+		return nil, err
 	}
 	if out.RequestMessages, err = a.indexRequests(ctx, box); err != nil {
 		return nil, err
@@ -113,10 +89,8 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 // incoming-request indexes: every recipient of a request is an agent of
 // the message's box.
 func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
-	var agents []string
-	err := a.eachEntry(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)}, func(it *store.Item) error {
-		agents = append(agents, strings.TrimPrefix(it.PK, table.AgentKey("").PK))
-		return nil
+	agents, err := a.entryIDs(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)}, func(it *store.Item) (string, bool) {
+		return strings.TrimPrefix(it.PK, table.AgentKey("").PK), true
 	})
 	if err != nil {
 		return 0, err
@@ -146,18 +120,39 @@ func (a *Admin) indexRequests(ctx context.Context, box string) (int, error) {
 			return 0, err
 		}
 	}
-	moved := 0
-	for _, id := range order {
+	return moveAll(ctx, order, func(ctx context.Context, id string) (bool, error) {
 		m := msgs[id]
-		ok, err := a.indexRequest(ctx, box, id, table.RequestsSortKey(m.sentAt, id), m.to)
+		return a.indexRequest(ctx, box, id, table.RequestsSortKey(m.sentAt, id), m.to)
+	})
+}
+
+// entryIDs lists the ids that id (table.OldSpaceEntry, ...) names among
+// the entries of q.
+func (a *Admin) entryIDs(ctx context.Context, q store.Query, id func(*store.Item) (string, bool)) ([]string, error) {
+	var ids []string
+	err := a.eachEntry(ctx, q, func(it *store.Item) error {
+		if v, ok := id(it); ok {
+			ids = append(ids, v)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// moveAll moves each of ids with move, in order, and counts those it
+// moved.
+func moveAll(ctx context.Context, ids []string, move func(context.Context, string) (bool, error)) (int, error) {
+	n := 0
+	for _, id := range ids {
+		moved, err := move(ctx, id)
 		if err != nil {
 			return 0, err
 		}
-		if ok {
-			moved++
+		if moved {
+			n++
 		}
 	}
-	return moved, nil
+	return n, nil
 }
 
 // indexRequest puts one message's pointer on the box's requests index, at
@@ -179,14 +174,7 @@ func (a *Admin) indexRequest(ctx context.Context, box, id, sortKey string, to []
 		p.Requests = to
 		next := *it
 		next.Data, next.GSI1PK, next.GSI1SK = table.Encode(p), table.BoxRequestsIndex(box), sortKey
-		err = a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))})
-		if moveAgain(err) {
-			return false, errContended
-		}
-		if err != nil {
-			return false, storageErr(err)
-		}
-		return true, nil
+		return moveWritten(a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))}))
 	})
 }
 
@@ -276,14 +264,8 @@ func (a *Admin) moveSpace(ctx context.Context, id string) (bool, error) {
 			return false, apperr.Normalize(err)
 		}
 		space, listing := rec.Items(it.Version)
-		err = a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)})
-		if moveAgain(err) {
-			return false, errContended // updated meanwhile: read it again
-		}
-		if err != nil {
-			return false, storageErr(err)
-		}
-		return true, nil
+		// A lost write: updated meanwhile, read it again.
+		return moveWritten(a.h.st.Write(ctx, []store.Op{store.Put(space, store.AtVersion(it.Version)), store.Put(listing, store.Unconditional)}))
 	})
 }
 
@@ -308,21 +290,19 @@ func (a *Admin) moveCard(ctx context.Context, agent string) (bool, error) {
 			return false, apperr.Normalize(err)
 		}
 		full, listing := cardItems(rec, card, cardIt.Version)
-		err = a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
-			store.Put(listing, store.Unconditional), store.Check(table.AgentKey(agent), store.AtVersion(agentIt.Version))})
-		if moveAgain(err) {
-			return false, errContended // the card or the agent changed meanwhile: read again
-		}
-		if err != nil {
-			return false, storageErr(err)
-		}
-		return true, nil
+		// A lost write: the card or the agent changed meanwhile.
+		return moveWritten(a.h.st.Write(ctx, []store.Op{store.Put(full, store.AtVersion(cardIt.Version)),
+			store.Put(listing, store.Unconditional), store.Check(table.AgentKey(agent), store.AtVersion(agentIt.Version))}))
 	})
 }
 
-// moveAgain reports whether a move's write lost to a concurrent write (its
-// condition, or a conflicting transaction) and should read again.
-func moveAgain(err error) bool {
-	_, failed := store.ConditionFailed(err)
-	return failed || errors.Is(err, store.ErrUnavailable)
+// moveWritten is what a move's write answers: true once written; a write
+// that lost to a concurrent one (its condition, as written says, or a
+// conflicting transaction) reads again.
+func moveWritten(err error) (bool, error) {
+	if errors.Is(err, store.ErrUnavailable) {
+		return false, errContended
+	}
+	err = written(err)
+	return err == nil, err
 }

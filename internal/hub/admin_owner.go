@@ -71,16 +71,12 @@ func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo,
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	items, err := a.h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
+	recs, _, err := query[table.OwnerKey](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	out := make([]*OwnerKeyInfo, 0, len(items))
-	for _, it := range items {
-		rec, err := table.Decode[table.OwnerKey](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	out := make([]*OwnerKeyInfo, 0, len(recs))
+	for _, rec := range recs {
 		out = append(out, ownerKeyInfo(rec))
 	}
 	return out, nil
@@ -114,10 +110,7 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", storageErr(err)
 	}
-	if it == nil {
-		return "", ownerAuthFailed()
-	}
-	rec, err := table.Decode[table.OwnerKey](it)
+	rec, err := decode[table.OwnerKey](it, ownerAuthFailed())
 	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
 		return "", ownerAuthFailed()
 	}

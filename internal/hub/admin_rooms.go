@@ -99,12 +99,9 @@ func (a *Admin) loadRoom(ctx context.Context, room string) (*table.Room, uint64,
 	if err != nil {
 		return nil, 0, nil, storageErr(err)
 	}
-	if items[0] == nil {
-		return nil, 0, nil, apperr.Forbidden()
-	}
-	r, err := table.Decode[table.Room](items[0])
+	r, err := decode[table.Room](items[0], apperr.Forbidden())
 	if err != nil {
-		return nil, 0, nil, apperr.Normalize(err)
+		return nil, 0, nil, err
 	}
 	return r, items[0].Version, roomInfo(r, version(items[1]), count(items[2])), nil
 }
@@ -123,11 +120,8 @@ func (a *Admin) ArchiveRoom(ctx context.Context, room string) (*RoomInfo, error)
 		}
 		r.Archived, r.ArchivedAt = true, a.h.clock()
 		err = a.h.st.Write(ctx, []store.Op{store.Put(r.Item(ver+1), store.AtVersion(ver))})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		info.Archived, info.ArchivedAt = true, timestamp(r.ArchivedAt)
 		return info, nil
@@ -217,11 +211,9 @@ func (a *Admin) AddMember(ctx context.Context, room, agent string) (*MembershipI
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 			store.Check(table.RoomHeadKey(room), casCond(items[4])),
 		})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended // a concurrent change won; read again
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		// A failed condition: a concurrent change won; read again.
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return &MembershipInfo{RoomID: room, AgentID: agent, AgentName: ag.Name, Member: true,
 			Epoch: Revision(epoch), Follow: mem.Follow, FollowRevision: Revision(rev),
@@ -289,11 +281,8 @@ func (a *Admin) RemoveMember(ctx context.Context, room, agent string) (*Membersh
 			store.Add(table.MemberCountKey(room), -active, 0),
 			store.Add(table.MembershipGenKey(agent), 1, 0),
 		})
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		closed, err := a.closeRemovedRequests(ctx, room, agent)
 		if err != nil {
@@ -322,13 +311,13 @@ func (a *Admin) ListRooms(ctx context.Context, box string) ([]*RoomInfo, error) 
 	const perBatch = store.MaxBatchGetKeys / 2
 	for start := 0; start < len(items); start += perBatch {
 		chunk := items[start:min(start+perBatch, len(items))]
-		recs := make([]*table.Room, len(chunk))
+		recs, err := decodeAll[table.Room](chunk, nil)
+		if err != nil {
+			return nil, err
+		}
 		keys := make([]store.Key, 0, 2*len(chunk))
-		for i, it := range chunk {
-			if recs[i], err = table.Decode[table.Room](it); err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			keys = append(keys, table.BriefKey(recs[i].ID), table.MemberCountKey(recs[i].ID))
+		for _, r := range recs {
+			keys = append(keys, table.BriefKey(r.ID), table.MemberCountKey(r.ID))
 		}
 		extra, err := a.h.st.BatchGet(ctx, keys)
 		if err != nil {
@@ -420,11 +409,8 @@ func (a *Admin) updateVisibility(ctx context.Context, agent string, change func(
 			ops = append(ops, store.Put(full, cardCond), store.Put(listing, store.Unconditional))
 		}
 		err = a.h.st.Write(ctx, ops)
-		if _, ok := store.ConditionFailed(err); ok {
-			return nil, errContended
-		}
-		if err != nil {
-			return nil, storageErr(err)
+		if err = written(err); err != nil {
+			return nil, err
 		}
 		return a.describe(ctx, rec)
 	})

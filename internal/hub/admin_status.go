@@ -40,7 +40,6 @@ import (
 	"context"
 	"github.com/agentbox/agentbox/internal/hub/table"
 
-	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -109,31 +108,25 @@ func (a *Admin) syncPass(ctx context.Context, agent string) (done bool, err erro
 	}
 	for start := 0; start < len(rows); start += markChunk {
 		chunk := rows[start:min(start+markChunk, len(rows))]
+		ms, err := decodeAll[table.Membership](chunk, nil)
+		if err != nil {
+			return false, err
+		}
 		rooms := make([]string, len(chunk))
 		keys := make([]store.Key, len(chunk))
-		for i, it := range chunk {
-			m, err := table.Decode[table.Membership](it)
-			if err != nil {
-				return false, apperr.Normalize(err)
-			}
+		for i, m := range ms {
 			rooms[i], keys[i] = m.RoomID, table.RoomMemberKey(m.RoomID, agent)
 		}
-		items, err := a.h.st.BatchGet(ctx, keys)
+		mems, items, err := getMany[table.RoomMember](ctx, a.h.st, keys, nil)
 		if err != nil {
-			return false, storageErr(err)
+			return false, err
 		}
 		ops := []store.Op{store.Check(table.AgentKey(agent), store.AtVersion(ver))}
-		for i, it := range items {
-			if it == nil {
-				continue // removed since the listing
+		for i, mem := range mems {
+			if mem == nil || mem.Inactive == inactive {
+				continue // removed since the listing, or already marked
 			}
-			mem, err := table.Decode[table.RoomMember](it)
-			if err != nil {
-				return false, apperr.Normalize(err)
-			}
-			if mem.Inactive == inactive {
-				continue
-			}
+			it := items[i]
 			mem.Inactive = inactive
 			delta := int64(1)
 			if inactive {

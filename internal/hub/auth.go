@@ -261,11 +261,7 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 	}
 	readOnly := false
 	for i, k := range keys {
-		it := items[2+i]
-		if it == nil {
-			return nil, nil, authFailed()
-		}
-		rec, err := table.Decode[table.KeyRecord](it)
+		rec, err := decode[table.KeyRecord](items[2+i], authFailed())
 		if err != nil || !k.matches(rec) || rec.BoxID != agent.BoxID {
 			return nil, nil, authFailed()
 		}

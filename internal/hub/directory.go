@@ -119,13 +119,9 @@ func cardDTO(a *table.Agent, it *store.Item) (DirectoryCard, error) {
 }
 
 func cardRecordDTO(card *table.Card, version uint64) DirectoryCard {
-	dto := DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
+	return DirectoryCard{AgentID: card.AgentID, Name: card.Name, Role: card.Role,
 		DescriptionMD: card.DescriptionMD, Skills: card.Skills, ContactNotes: card.ContactNotes,
-		Revision: Revision(version)}
-	if !card.UpdatedAt.IsZero() {
-		dto.UpdatedAt = timestamp(card.UpdatedAt)
-	}
-	return dto
+		Revision: Revision(version), UpdatedAt: timestampIfSet(card.UpdatedAt)}
 }
 
 // DirectorySearchInput is directory_search's input.
@@ -258,22 +254,15 @@ func (h *Hub) directoryPage(ctx context.Context, c *call, q, cur string, limit i
 		for i, ht := range hits {
 			keys[i] = table.CardKey(ht.agent)
 		}
-		fresh, err := h.st.BatchGet(ctx, keys)
+		cards, fresh, err := getMany[table.Card](ctx, h.st, keys, nil)
 		if err != nil {
-			return nil, storageErr(err)
+			return nil, err
 		}
-		for _, it := range fresh {
-			if it == nil {
+		for i, card := range cards {
+			if card == nil || !card.Listed || card.BoxID != c.BoxID || !listingMatches(&card.CardListing, q) {
 				continue
 			}
-			card, err := table.Decode[table.Card](it)
-			if err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			if !card.Listed || card.BoxID != c.BoxID || !listingMatches(&card.CardListing, q) {
-				continue
-			}
-			out.Cards = append(out.Cards, cardRecordDTO(card, it.Version))
+			out.Cards = append(out.Cards, cardRecordDTO(card, fresh[i].Version))
 		}
 	}
 	return out, nil
@@ -304,12 +293,9 @@ func (h *Hub) DirectoryGet(ctx context.Context, cr Credentials, in DirectoryGetI
 	return read(ctx, h, cr, func(_ string, b *batch) {
 		agent, card = b.add(table.AgentKey(in.AgentID)), b.add(table.CardKey(in.AgentID))
 	}, func(c *call) (*DirectoryGetOutput, error) {
-		if c.item(agent) == nil {
-			return nil, apperr.Forbidden()
-		}
-		a, err := table.Decode[table.Agent](c.item(agent))
+		a, err := decode[table.Agent](c.item(agent), apperr.Forbidden())
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, err
 		}
 		self := a.ID == c.AgentID
 		if a.BoxID != c.BoxID || (!self && !visible(a)) {
@@ -425,12 +411,9 @@ func (h *Hub) DirectoryUpdateSelf(ctx context.Context, cr Credentials, in Direct
 		cardSlot, agentSlot = b.add(table.CardKey(agent)), b.add(table.AgentKey(agent))
 	}, func(c *call) (*DirectoryUpdateSelfOutput, *plan, error) {
 		agentIt, cardIt := c.item(agentSlot), c.item(cardSlot)
-		if agentIt == nil {
-			return nil, nil, authFailed()
-		}
-		a, err := table.Decode[table.Agent](agentIt)
+		a, err := decode[table.Agent](agentIt, authFailed())
 		if err != nil {
-			return nil, nil, apperr.Normalize(err)
+			return nil, nil, err
 		}
 		card := &table.Card{}
 		current := version(cardIt)

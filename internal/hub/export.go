@@ -80,11 +80,9 @@ func (h *Hub) ThreadExport(ctx context.Context, cr Credentials, in ThreadExportI
 	if err != nil {
 		return nil, err
 	}
-	var ptr slot
-	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(table.MessagePointerKey(in.MessageID))
-	}, func(c *call) (*ThreadExportOutput, error) {
-		anchor, err := h.resolveVisible(ctx, c, ptr)
+	declare, visible := h.visibleRead(ctx, in.MessageID)
+	return read(ctx, h, cr, declare, func(c *call) (*ThreadExportOutput, error) {
+		anchor, err := visible(c)
 		if err != nil {
 			return nil, err
 		}

@@ -118,3 +118,11 @@ func (h *Hub) clock() time.Time { return h.now().UTC() }
 
 // timestamp renders times the one way every DTO uses.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// timestampIfSet is timestamp for an optional time: "" (omitted) when unset.
+func timestampIfSet(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return timestamp(t)
+}

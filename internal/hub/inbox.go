@@ -684,23 +684,16 @@ func (h *Hub) ackStep(ctx context.Context, rec *table.Intent, n uint64) ([]guard
 	if len(keys) == 0 {
 		return ops, nil
 	}
-	items, err := h.st.BatchGet(ctx, keys)
+	rows, items, err := getMany[table.Attention](ctx, h.st, keys, nil)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	fresh := 0
-	for _, it := range items {
-		if it == nil {
+	for i, row := range rows {
+		if row == nil || row.AckedBy != "" {
 			continue
 		}
-		row, err := table.Decode[table.Attention](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		if row.AckedBy != "" {
-			continue
-		}
-		ops = append(ops, ackOp(p.Agent, it, row, p.Session, p.At))
+		ops = append(ops, ackOp(p.Agent, items[i], row, p.Session, p.At))
 		fresh++
 	}
 	if fresh > 0 {

@@ -230,6 +230,19 @@ func contended(context.Context) error { return errContended }
 // TEMPORARILY_UNAVAILABLE.
 var errContended = errors.New("hub: item changed concurrently")
 
+// written is what a write of a retried attempt (retry) answers: a failed
+// condition is errContended (the attempt reads again), any other failure
+// storageErr's.
+func written(err error) error {
+	if _, ok := store.ConditionFailed(err); ok {
+		return errContended
+	}
+	if err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
 // mutate runs a mutation: authenticate with a primed session, read the
 // idempotency record and the slots in one batch, answer a replay, apply fn,
 // check the profile, commit the plan, finish its intent, touch the session.
@@ -479,14 +492,62 @@ func get[T any](ctx context.Context, st store.Store, k store.Key, absent error) 
 	if err != nil {
 		return nil, nil, storageErr(err)
 	}
-	if it == nil {
-		return nil, nil, absent
-	}
-	v, err := table.Decode[T](it)
-	if err != nil {
+	v, err := decode[T](it, absent)
+	if err != nil || v == nil {
 		return nil, nil, err
 	}
 	return v, it, nil
+}
+
+// getMany is get for a BatchGet of records of one type: the records in
+// the order of keys, with their items, and an absent one absent (or, when
+// absent is nil, a nil record in its place).
+func getMany[T any](ctx context.Context, st store.Store, keys []store.Key, absent error) ([]*T, []*store.Item, error) {
+	items, err := st.BatchGet(ctx, keys)
+	return decoded[T](items, err, absent)
+}
+
+// query is getMany for a query: the records of the items q reads, in
+// their order, with the items.
+func query[T any](ctx context.Context, st store.Store, q store.Query) ([]*T, []*store.Item, error) {
+	items, err := st.Query(ctx, q)
+	return decoded[T](items, err, nil)
+}
+
+// decoded is what getMany and query answer for the items a read returned,
+// or for its error.
+func decoded[T any](items []*store.Item, err, absent error) ([]*T, []*store.Item, error) {
+	if err != nil {
+		return nil, nil, storageErr(err)
+	}
+	recs, err := decodeAll[T](items, absent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, items, nil
+}
+
+// decodeAll decodes items in order, each as decode: the records of a
+// BatchGet, or of a query page (whose items are never absent).
+func decodeAll[T any](items []*store.Item, absent error) ([]*T, error) {
+	recs := make([]*T, len(items))
+	for i, it := range items {
+		var err error
+		if recs[i], err = decode[T](it, absent); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// decode is get for an item already read, in a call's batch or a
+// BatchGet: an absent item is absent (or, when absent is nil, a nil record
+// and no error), a damaged one table.Decode's storage failure.
+func decode[T any](it *store.Item, absent error) (*T, error) {
+	if it == nil {
+		return nil, absent
+	}
+	return table.Decode[T](it)
 }
 
 // unread, count and version are the table's counter readings

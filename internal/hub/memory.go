@@ -213,15 +213,11 @@ func (h *Hub) GetMemory(ctx context.Context, cr Credentials, in GetMemoryInput) 
 	return read(ctx, h, cr, func(agent string, b *batch) {
 		note = b.add(table.MemoryKey(agent, in.ID))
 	}, func(c *call) (*MemoryOutput, error) {
-		it := c.item(note)
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		rec, err := table.Decode[table.Memory](it)
+		rec, err := decode[table.Memory](c.item(note), apperr.Forbidden())
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, err
 		}
-		return &MemoryOutput{Note: *memoryDTO(rec, it.Version)}, nil
+		return &MemoryOutput{Note: *memoryDTO(rec, c.item(note).Version)}, nil
 	})
 }
 
@@ -272,17 +268,17 @@ func (h *Hub) memoryPage(ctx context.Context, c *call, total int64, cur string, 
 		Key:   func(p memoryPos) (string, bool) { return prefix + p.N, checkNoteName(p.N) == nil },
 		Pos:   func(sk string) memoryPos { return memoryPos{N: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
+	rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, cur, limit)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
+	}
+	recs, err := decodeAll[table.Memory](rows, nil)
+	if err != nil {
+		return nil, err
 	}
 	out := &ListMemoryOutput{Items: []MemorySummary{}, Total: total, MaxNotes: MaxMemoryNotes, NextCursor: next}
-	for _, it := range rows {
-		rec, err := table.Decode[table.Memory](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: it.Version,
+	for i, rec := range recs {
+		out.Items = append(out.Items, MemorySummary{Name: rec.Name, Version: rows[i].Version,
 			ContentBytes: len(rec.Content), UpdatedAt: timestamp(rec.UpdatedAt)})
 	}
 	return out, nil

@@ -485,16 +485,12 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 // membership is neither a target nor a recipient of attention.
 func (h *Hub) roster(ctx context.Context, room string) (map[string]*table.RoomMember, error) {
 	pk, prefix := table.RosterPrefix(room)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
+	recs, _, err := query[table.RoomMember](ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	members := make(map[string]*table.RoomMember, len(rows))
-	for _, it := range rows {
-		m, err := table.Decode[table.RoomMember](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	members := make(map[string]*table.RoomMember, len(recs))
+	for _, m := range recs {
 		if m.Inactive {
 			continue
 		}
@@ -538,12 +534,9 @@ func (h *Hub) checkSendTargets(c *call, in *MessageSendInput, members map[string
 // visiblePointer decodes a message pointer the caller read and requires the
 // message to be in stream st at or after the caller's epoch start.
 func visiblePointer(it *store.Item, st stream, startSeq uint64) (*table.Pointer, error) {
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	ptr, err := table.Decode[table.Pointer](it)
+	ptr, err := decode[table.Pointer](it, apperr.Forbidden())
 	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	if ptr.Stream != st.id() || ptr.Seq < startSeq {
 		return nil, apperr.Forbidden()
@@ -685,15 +678,12 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 		ptr = b.add(table.MessagePointerKey(in.MessageID))
 		shown = declareReceipts(b, cr)
 	}, func(c *call) (*MessageGetOutput, error) {
-		msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+		msg, err := h.resolveVisible(ctx, c, ptr)
 		if err != nil {
 			return nil, err
 		}
-		if msgs[0] == nil {
-			return nil, apperr.Forbidden()
-		}
-		out := &MessageGetOutput{Message: messageDTO(msgs[0])}
-		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msgs[0].Stream, []*table.Message{msgs[0]})
+		out := &MessageGetOutput{Message: messageDTO(msg)}
+		seqs, err := h.recordReceipts(ctx, c, c.receiptsRead(shown), msg.Stream, []*table.Message{msg})
 		if err != nil {
 			return nil, err
 		}
@@ -703,6 +693,28 @@ func (h *Hub) MessageGet(ctx context.Context, cr Credentials, in MessageGetInput
 		}
 		return out, nil
 	})
+}
+
+// visibleRead is the read of a tool about one message: it declares the
+// pointer of message id in the call's batch, and its second result
+// resolves the message in the call (resolveVisible).
+func (h *Hub) visibleRead(ctx context.Context, id string) (reads, func(*call) (*table.Message, error)) {
+	var ptr slot
+	return func(_ string, b *batch) { ptr = b.add(table.MessagePointerKey(id)) },
+		func(c *call) (*table.Message, error) { return h.resolveVisible(ctx, c, ptr) }
+}
+
+// resolveVisible returns the message at the pointer the call read, when the
+// caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
+func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
+	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+	if err != nil {
+		return nil, err
+	}
+	if msgs[0] == nil {
+		return nil, apperr.Forbidden()
+	}
+	return msgs[0], nil
 }
 
 // visibleMessages resolves message pointers to the messages the caller may
@@ -720,13 +732,13 @@ func (h *Hub) visibleMessages(ctx context.Context, c *call, ptrs []*store.Item) 
 		room   int
 	}
 	var wants []want
-	for i, it := range ptrs {
-		if it == nil {
+	recs, err := decodeAll[table.Pointer](ptrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range recs {
+		if p == nil {
 			continue
-		}
-		p, err := table.Decode[table.Pointer](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
 		}
 		st, ok := parseStream(p.Stream)
 		if !ok {
@@ -781,21 +793,17 @@ func (h *Hub) recordReceipts(ctx context.Context, c *call, rc receiptsRead, stre
 		return nil, nil
 	}
 	lo, hi := msgs[0].Seq, msgs[len(msgs)-1].Seq
-	rows, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.AttentionIndex(c.AgentID),
+	recs, _, err := query[table.Attention](ctx, h.st, store.Query{Index: store.GSI1, PK: table.AttentionIndex(c.AgentID),
 		From: table.AttentionSortKey(streamID, lo), To: table.AttentionSortKey(streamID, hi)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	want := make(map[uint64]bool, len(msgs))
 	for _, m := range msgs {
 		want[m.Seq] = true
 	}
 	var seqs []uint64
-	for _, it := range rows {
-		a, err := table.Decode[table.Attention](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, a := range recs {
 		if want[a.StreamSeq] {
 			seqs = append(seqs, a.Seq)
 		}
@@ -901,15 +909,13 @@ func (h *Hub) streamPage(ctx context.Context, st stream, after, upper uint64, li
 		return nil, 0, storageErr(err)
 	}
 	rows = rows[:table.Fit(len(rows), budget, func(i int) int { return len(rows[i].Data) })]
-	msgs := make([]*table.Message, 0, len(rows))
+	msgs, err := decodeAll[table.Message](rows, nil)
+	if err != nil {
+		return nil, 0, err
+	}
 	last := after
-	for _, it := range rows {
-		m, err := table.Decode[table.Message](it)
-		if err != nil {
-			return nil, 0, err
-		}
-		msgs = append(msgs, m)
-		last = m.Seq
+	if len(msgs) > 0 {
+		last = msgs[len(msgs)-1].Seq
 	}
 	return msgs, last, nil
 }
@@ -942,18 +948,13 @@ func (h *Hub) ThreadRead(ctx context.Context, cr Credentials, in ThreadReadInput
 	if err := uuidArg("message_id", &in.MessageID); err != nil {
 		return nil, err
 	}
-	var ptr slot
-	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(table.MessagePointerKey(in.MessageID))
-	}, func(c *call) (*ThreadReadOutput, error) {
-		anchor, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
+	declare, visible := h.visibleRead(ctx, in.MessageID)
+	return read(ctx, h, cr, declare, func(c *call) (*ThreadReadOutput, error) {
+		anchor, err := visible(c)
 		if err != nil {
 			return nil, err
 		}
-		if anchor[0] == nil {
-			return nil, apperr.Forbidden()
-		}
-		return h.thread(ctx, c, anchor[0], MaxThreadMessages)
+		return h.thread(ctx, c, anchor, MaxThreadMessages)
 	})
 }
 
@@ -1005,16 +1006,12 @@ func (h *Hub) viewThread(ctx context.Context, c *call, anchor *table.Message) (*
 	// Only hidden ancestors need naming; their chain runs through the
 	// index rows up to the anchor.
 	pk, prefix := table.ThreadPrefix(anchor.ThreadRoot)
-	rows, err := h.st.Query(ctx, store.Query{PK: pk, From: prefix, To: prefix + table.SeqKey(anchor.Seq)})
+	recs, _, err := query[table.ThreadRow](ctx, h.st, store.Query{PK: pk, From: prefix, To: prefix + table.SeqKey(anchor.Seq)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	parent := map[string]string{}
-	for _, it := range rows {
-		r, err := table.Decode[table.ThreadRow](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, r := range recs {
 		parent[r.ID] = r.ReplyTo
 	}
 	for id := anchor.ReplyTo; id != "" && !v.ancestors[id]; id = parent[id] {
@@ -1043,32 +1040,25 @@ func (h *Hub) threadRows(ctx context.Context, v *threadView, after, upper uint64
 	if err != nil {
 		return nil, false, storageErr(err)
 	}
-	recs := make([]*table.ThreadRow, len(rows))
+	recs, err := decodeAll[table.ThreadRow](rows, nil)
+	if err != nil {
+		return nil, false, err
+	}
 	var visible []store.Key
-	for i, it := range rows {
-		r, err := table.Decode[table.ThreadRow](it)
-		if err != nil {
-			return nil, false, apperr.Normalize(err)
-		}
-		recs[i] = r
+	for _, r := range recs {
 		if r.Seq >= v.start {
 			visible = append(visible, v.st.msgKey(r.Seq))
 		}
 	}
-	items, err := h.st.BatchGet(ctx, visible)
+	msgs, _, err := getMany[table.Message](ctx, h.st, visible, nil)
 	if err != nil {
-		return nil, false, storageErr(err)
+		return nil, false, err
 	}
 	byID := map[string]*table.Message{}
-	for _, it := range items {
-		if it == nil {
-			continue
+	for _, m := range msgs {
+		if m != nil {
+			byID[m.ID] = m
 		}
-		m, err := table.Decode[table.Message](it)
-		if err != nil {
-			return nil, false, apperr.Normalize(err)
-		}
-		byID[m.ID] = m
 	}
 	out := make([]threadRow, len(recs))
 	for i, r := range recs {

@@ -75,20 +75,15 @@ func (h *Hub) observeProfile(ctx context.Context, c *Caller) error {
 		if _, ok := store.ConditionFailed(err); !ok {
 			return storageErr(err)
 		}
-		it, err := h.st.Get(ctx, table.SessionKey(s.ID))
+		// Absent: ended or expired meanwhile.
+		cur, it, err := get[table.Session](ctx, h.st, table.SessionKey(s.ID), notPrimed())
 		if err != nil {
-			return storageErr(err)
+			return err
 		}
-		if it == nil {
-			return notPrimed() // ended or expired meanwhile
-		}
-		if s, err = table.Decode[table.Session](it); err != nil {
-			return apperr.Normalize(err)
-		}
-		if s.AgentID != c.AgentID {
+		if cur.AgentID != c.AgentID {
 			return authFailed()
 		}
-		version = it.Version
+		s, version = cur, it.Version
 	}
 	return apperr.Unavailable(errors.New("session changed concurrently"))
 }

@@ -80,19 +80,6 @@ type FileAccessReportOutput struct {
 	Replay
 }
 
-// resolveVisible returns the message at the pointer the call read, when the
-// caller may see it; NOT_FOUND_OR_FORBIDDEN otherwise.
-func (h *Hub) resolveVisible(ctx context.Context, c *call, ptr slot) (*table.Message, error) {
-	msgs, err := h.visibleMessages(ctx, c, []*store.Item{c.item(ptr)})
-	if err != nil {
-		return nil, err
-	}
-	if msgs[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	return msgs[0], nil
-}
-
 // FileAccessReport records (or, by CAS, replaces) the caller's report of
 // its own access to one file reference of a message it can see and did
 // not write. Nothing is fetched; the report changes no ACK and no request.
@@ -194,11 +181,9 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 	if err != nil {
 		return nil, err
 	}
-	var ptr slot
-	return read(ctx, h, cr, func(_ string, b *batch) {
-		ptr = b.add(table.MessagePointerKey(in.MessageID))
-	}, func(c *call) (*FileReportsListOutput, error) {
-		msg, err := h.resolveVisible(ctx, c, ptr)
+	declare, visible := h.visibleRead(ctx, in.MessageID)
+	return read(ctx, h, cr, declare, func(c *call) (*FileReportsListOutput, error) {
+		msg, err := visible(c)
 		if err != nil {
 			return nil, err
 		}
@@ -223,26 +208,21 @@ func (h *Hub) FileReportsList(ctx context.Context, cr Credentials, in FileReport
 			Key:   func(p reportsPos) (string, bool) { return p.After, p.After == "" || p.After >= prefix },
 			Pos:   func(sk string) reportsPos { return reportsPos{After: sk} },
 		}
-		rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, in.Cursor, limit)
+		rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, in.Cursor, limit)
 		if err != nil {
-			return nil, storageErr(err)
+			return nil, err
 		}
-		out := &FileReportsListOutput{Scope: "all", Reports: []FileReportDTO{}, NextCursor: next}
-		for _, it := range rows {
-			r, err := table.Decode[table.FileReport](it)
-			if err != nil {
-				return nil, apperr.Normalize(err)
-			}
-			out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
+		reports, err := fileReports(rows)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		return &FileReportsListOutput{Scope: "all", Reports: reports, NextCursor: next}, nil
 	})
 }
 
 // ownReports reads the caller's own reports on files of a message: at most
 // MaxFiles items, one batched read, one page.
 func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []string) (*FileReportsListOutput, error) {
-	out := &FileReportsListOutput{Scope: "own", Reports: []FileReportDTO{}}
 	keys := make([]store.Key, len(files))
 	for i, f := range files {
 		keys[i] = table.FileReportKey(message, f, c.AgentID)
@@ -251,15 +231,25 @@ func (h *Hub) ownReports(ctx context.Context, c *call, message string, files []s
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	for _, it := range items {
-		if it == nil {
-			continue
+	reports, err := fileReports(items)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReportsListOutput{Scope: "own", Reports: reports}, nil
+}
+
+// fileReports is the reports among items (a page, or a batch whose absent
+// items are skipped), in their order.
+func fileReports(items []*store.Item) ([]FileReportDTO, error) {
+	recs, err := decodeAll[table.FileReport](items, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []FileReportDTO{}
+	for i, r := range recs {
+		if r != nil {
+			out = append(out, fileReportDTO(r, items[i].Version))
 		}
-		r, err := table.Decode[table.FileReport](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out.Reports = append(out.Reports, fileReportDTO(r, it.Version))
 	}
 	return out, nil
 }

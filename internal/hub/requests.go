@@ -106,13 +106,9 @@ type RequestDTO struct {
 
 // requestDTO is request r at declaration revision.
 func requestDTO(r *table.Request, revision uint64) RequestDTO {
-	d := RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
+	return RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
 		AuthorAgentID: r.AuthorID, Destination: Destination(r.Destination), StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
-		Status: r.Status, Revision: Revision(revision), ResponseID: r.ResponseID}
-	if !r.DeclaredAt.IsZero() {
-		d.DeclaredAt = timestamp(r.DeclaredAt)
-	}
-	return d
+		Status: r.Status, Revision: Revision(revision), DeclaredAt: timestampIfSet(r.DeclaredAt), ResponseID: r.ResponseID}
 }
 
 // RequestsListInput is requests_list's input.
@@ -288,15 +284,9 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 
 	// A message's pointer never changes: reading it before authentication
 	// only decides which conversation's items the call reads with it.
-	ptrItem, err := h.st.Get(ctx, table.MessagePointerKey(in.RequestMessageID))
+	ptr, _, err := get[table.Pointer](ctx, h.st, table.MessagePointerKey(in.RequestMessageID), nil)
 	if err != nil {
-		return nil, storageErr(err)
-	}
-	var ptr *table.Pointer
-	if ptrItem != nil {
-		if ptr, err = table.Decode[table.Pointer](ptrItem); err != nil {
-			return nil, apperr.Normalize(err)
-		}
+		return nil, err
 	}
 
 	var reqSlot slot
@@ -311,13 +301,13 @@ func (h *Hub) RequestRespond(ctx context.Context, cr Credentials, in RequestResp
 			s = declareSend(b, &send, agent, h.hot, late)
 		}
 	}, func(c *call) (*RequestRespondOutput, *plan, error) {
-		it := c.item(reqSlot)
-		if it == nil || send.Destination.Kind == "" {
+		if send.Destination.Kind == "" {
 			return nil, nil, apperr.Forbidden()
 		}
-		req, err := table.Decode[table.Request](it)
+		it := c.item(reqSlot)
+		req, err := decode[table.Request](it, apperr.Forbidden())
 		if err != nil {
-			return nil, nil, apperr.Normalize(err)
+			return nil, nil, err
 		}
 		msg, err := newMessage(&send, payload, files)
 		if err != nil {

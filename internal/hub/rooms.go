@@ -98,12 +98,12 @@ func (h *Hub) roomRefs(ctx context.Context, agent string, rows []*store.Item) ([
 	if len(rows) == 0 {
 		return refs, nil
 	}
+	ms, err := decodeAll[table.Membership](rows, nil)
+	if err != nil {
+		return nil, err
+	}
 	keys := make([]store.Key, 0, 3*len(rows))
-	for _, it := range rows {
-		m, err := table.Decode[table.Membership](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, m := range ms {
 		keys = append(keys, table.RoomKey(m.RoomID), table.BriefKey(m.RoomID), table.RoomMemberKey(m.RoomID, agent))
 	}
 	items, err := h.st.BatchGet(ctx, keys)
@@ -187,9 +187,9 @@ func (h *Hub) roomsPage(ctx context.Context, c *call, gen uint64, cur string, li
 		Key:   func(p roomsPos) (string, bool) { return prefix + p.R, checkUUID("cursor", p.R) == nil },
 		Pos:   func(sk string) roomsPos { return roomsPos{R: strings.TrimPrefix(sk, prefix)} },
 	}
-	rows, next, err := table.Page(ctx, h.st, store.Query{PK: pk, From: prefix, To: store.PrefixEnd(prefix)}, ks, cur, limit)
+	rows, next, err := pageUnder(ctx, h.st, pk, prefix, ks, cur, limit)
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
 	out := &RoomsListOutput{NextCursor: next}
 	if out.Rooms, err = h.roomRefs(ctx, c.AgentID, rows); err != nil {
@@ -299,12 +299,12 @@ func (h *Hub) roomGet(ctx context.Context, room *table.Room, mem *table.RoomMemb
 	if err != nil {
 		return nil, storageErr(err)
 	}
+	recs, err := decodeAll[table.RoomMember](rows, nil)
+	if err != nil {
+		return nil, err
+	}
 	roster := Roster{Members: make([]RosterEntry, 0, len(rows)), Count: members, Truncated: more}
-	for _, it := range rows {
-		m, err := table.Decode[table.RoomMember](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
+	for _, m := range recs {
 		if m.Inactive {
 			continue
 		}

@@ -158,12 +158,9 @@ func canSeeSpace(c *Caller, r *table.Space, member *store.Item) bool {
 // loadSpace decodes the space read in a call's batch and applies canSeeSpace:
 // anything the caller may not see is the one NOT_FOUND_OR_FORBIDDEN.
 func loadSpace(c *Caller, it, member *store.Item) (*table.Space, error) {
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	r, err := table.Decode[table.Space](it)
+	r, err := decode[table.Space](it, apperr.Forbidden())
 	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	if !canSeeSpace(c, r, member) {
 		return nil, apperr.Forbidden()
@@ -681,12 +678,9 @@ func (h *Hub) changeMember(ctx context.Context, cr Credentials, in SpaceMemberIn
 // sameBoxAgent decodes an agent record read in a batch and requires it to be
 // of the caller's box; anything else is NOT_FOUND_OR_FORBIDDEN.
 func sameBoxAgent(c *Caller, it *store.Item) (*table.Agent, error) {
-	if it == nil {
-		return nil, apperr.Forbidden()
-	}
-	a, err := table.Decode[table.Agent](it)
+	a, err := decode[table.Agent](it, apperr.Forbidden())
 	if err != nil {
-		return nil, apperr.Normalize(err)
+		return nil, err
 	}
 	if a.BoxID != c.BoxID {
 		return nil, apperr.Forbidden()

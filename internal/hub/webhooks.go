@@ -83,15 +83,9 @@ const (
 func webhookInfo(r *table.Webhook) *WebhookInfo {
 	w := &WebhookInfo{WebhookID: r.ID, BoxID: r.BoxID, AgentID: r.AgentID, Scope: WebhookScopeAgent, URL: r.URL, Status: r.Status,
 		DeliveredSeq: strconv.FormatUint(r.DeliveredSeq, 10), Secrets: len(r.Secrets), LastStatus: r.LastStatus,
-		CreatedAt: timestamp(r.CreatedAt)}
+		CreatedAt: timestamp(r.CreatedAt), FailingSince: timestampIfSet(r.FailingSince), LastAttempt: timestampIfSet(r.LastAttempt)}
 	if r.PerBox() {
 		w.Scope, w.DeliveredSeq = WebhookScopeBox, ""
-	}
-	if !r.FailingSince.IsZero() {
-		w.FailingSince = timestamp(r.FailingSince)
-	}
-	if !r.LastAttempt.IsZero() {
-		w.LastAttempt = timestamp(r.LastAttempt)
 	}
 	return w
 }
@@ -138,13 +132,7 @@ func (a *Admin) AddWebhook(ctx context.Context, agent, rawURL string) (*WebhookI
 	rec := &table.Webhook{ID: uuid.NewString(), BoxID: ag.BoxID, AgentID: agent, URL: rawURL,
 		Secrets: []table.WebhookSecret{{Secret: newWebhookSecret()}}, Status: WebhookActive,
 		DeliveredSeq: version(head), CreatedAt: now}
-	k := table.WebhookKey(rec.ID)
-	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
-		return nil, storageErr(err)
-	}
-	info := webhookInfo(rec)
-	info.Secret = rec.Secrets[0].Secret
-	return info, nil
+	return a.createWebhook(ctx, rec)
 }
 
 // AddBoxWebhook registers an endpoint for every agent of a box, present
@@ -167,6 +155,12 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 	if err := a.h.advanceCursors(ctx, rec); err != nil {
 		return nil, err
 	}
+	return a.createWebhook(ctx, rec)
+}
+
+// createWebhook writes the new endpoint rec and returns it with its
+// signing secret.
+func (a *Admin) createWebhook(ctx context.Context, rec *table.Webhook) (*WebhookInfo, error) {
 	k := table.WebhookKey(rec.ID)
 	if err := a.h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: table.Encode(rec)}, store.Absent)}); err != nil {
 		return nil, storageErr(err)
@@ -178,16 +172,12 @@ func (a *Admin) AddBoxWebhook(ctx context.Context, box, rawURL string) (*Webhook
 
 // boxAgents lists the active agents of a box (the owner's agents index).
 func (h *Hub) boxAgents(ctx context.Context, box string) ([]string, error) {
-	items, err := h.st.Query(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
+	recs, _, err := query[table.Agent](ctx, h.st, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		ag, err := table.Decode[table.Agent](it)
-		if err != nil {
-			return nil, err
-		}
+	out := make([]string, 0, len(recs))
+	for _, ag := range recs {
 		if ag.Status == statusActive {
 			out = append(out, ag.ID)
 		}
@@ -251,14 +241,7 @@ func (h *Hub) moveCursor(ctx context.Context, endpoint, agent string, seq uint64
 		if version(it) >= seq {
 			return struct{}{}, nil
 		}
-		err = h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, casCond(it))})
-		if _, conflict := err.(*store.ConditionFailedError); conflict {
-			return struct{}{}, errContended
-		}
-		if err != nil {
-			return struct{}{}, storageErr(err)
-		}
-		return struct{}{}, nil
+		return struct{}{}, written(h.raw.Write(ctx, []store.Op{store.Put(&store.Item{PK: k.PK, SK: k.SK, Version: seq, Data: table.Encode(struct{}{})}, casCond(it))}))
 	})
 	return err
 }
@@ -393,17 +376,13 @@ type versionedWebhook struct {
 }
 
 func (h *Hub) webhooks(ctx context.Context) ([]versionedWebhook, error) {
-	items, err := h.st.Query(ctx, store.Query{PK: table.WebhookPartition, From: table.WebhookPrefix, To: store.PrefixEnd(table.WebhookPrefix)})
+	recs, items, err := query[table.Webhook](ctx, h.st, store.Query{PK: table.WebhookPartition, From: table.WebhookPrefix, To: store.PrefixEnd(table.WebhookPrefix)})
 	if err != nil {
-		return nil, storageErr(err)
+		return nil, err
 	}
-	out := make([]versionedWebhook, 0, len(items))
-	for _, it := range items {
-		r, err := table.Decode[table.Webhook](it)
-		if err != nil {
-			return nil, apperr.Normalize(err)
-		}
-		out = append(out, versionedWebhook{r, it.Version})
+	out := make([]versionedWebhook, 0, len(recs))
+	for i, r := range recs {
+		out = append(out, versionedWebhook{r, items[i].Version})
 	}
 	return out, nil
 }
@@ -560,14 +539,7 @@ func (h *Hub) WebhookRecord(ctx context.Context, id string, o WebhookOutcome) er
 		if o.Failing && r.Status == WebhookActive {
 			r.Status = WebhookFailing
 		}
-		err = h.putWebhook(ctx, r, ver)
-		if _, conflict := err.(*store.ConditionFailedError); conflict {
-			return struct{}{}, errContended
-		}
-		if err != nil {
-			return struct{}{}, storageErr(err)
-		}
-		return struct{}{}, nil
+		return struct{}{}, written(h.putWebhook(ctx, r, ver))
 	})
 	return err
 }
