@@ -697,6 +697,20 @@ type AgentCursors struct {
 	AllRows                        bool
 }
 
+// ofBox decodes it, a record of the view's box according to boxOf. An
+// absent item, one that does not decode and one of another box all answer
+// NOT_FOUND_OR_FORBIDDEN: the view tells nothing of other boxes.
+func ofBox[T any](v *Model, it *store.Item, boxOf func(*T) string) (*T, error) {
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	r, err := table.Decode[T](it)
+	if err != nil || boxOf(r) != v.box {
+		return nil, apperr.Forbidden()
+	}
+	return r, nil
+}
+
 // Agent reads one agent's page at the lists' positions at.
 func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
 	if !isUUID(agent) {
@@ -707,12 +721,9 @@ func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*View
 	if err != nil {
 		return nil, err
 	}
-	if got[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	a, err := table.Decode[table.Agent](got[0])
-	if err != nil || a.BoxID != v.box {
-		return nil, apperr.Forbidden()
+	a, err := ofBox(v, got[0], func(a *table.Agent) string { return a.BoxID })
+	if err != nil {
+		return nil, err
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
 		Unread: table.Unread(got[2], got[3])}}
@@ -871,12 +882,9 @@ func (v *Model) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error)
 	out := &ViewDMPage{}
 	names := map[string]string{}
 	for i, it := range got {
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		r, err := table.Decode[table.Agent](it)
-		if err != nil || r.BoxID != v.box {
-			return nil, apperr.Forbidden()
+		r, err := ofBox(v, it, func(a *table.Agent) string { return a.BoxID })
+		if err != nil {
+			return nil, err
 		}
 		names[r.ID] = r.Name
 		m := ViewMember{ID: r.ID, Name: r.Name}
@@ -964,12 +972,9 @@ func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoo
 	if err != nil {
 		return nil, err
 	}
-	if got[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	r, err := table.Decode[table.Room](got[0])
-	if err != nil || r.BoxID != v.box {
-		return nil, apperr.Forbidden()
+	r, err := ofBox(v, got[0], func(r *table.Room) string { return r.BoxID })
+	if err != nil {
+		return nil, err
 	}
 	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
 	if got[1] != nil {
