@@ -180,13 +180,7 @@ func (v *Model) page(ctx context.Context, q store.Query, list, cur string, size 
 	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case after == "":
-	case q.Reverse:
-		q.To = store.Before(after)
-	default:
-		q.From = store.After(after)
-	}
+	q = table.Resume(q, after)
 	q.Limit = size + 1
 	items, err := v.st.Query(ctx, q)
 	if err != nil {
