@@ -610,10 +610,7 @@ func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow)
 		_, id, _ := strings.Cut(it.GSI1SK, "#")
 		keys = append(keys, table.ReceiptsKey(id))
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -629,6 +626,15 @@ func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow)
 		}
 	}
 	return nil
+}
+
+// batch reads the items at keys, and nothing, not even a round trip, when
+// there are none.
+func (v *Model) batch(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return v.st.BatchGet(ctx, keys)
 }
 
 // oldestUnread is the arrival time of agent's oldest unread row among the
@@ -1050,10 +1056,7 @@ func (v *Model) declarations(ctx context.Context, msgs []viewMessage, names map[
 			keys = append(keys, table.RequestKey(m.rec.ID, to))
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -1226,19 +1229,17 @@ func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[stri
 		}
 		out = append(out, vr)
 	}
-	if len(msgKeys) > 0 {
-		msgs, err := v.st.BatchGet(ctx, msgKeys)
-		if err != nil {
-			return nil, err
+	msgs, err := v.batch(ctx, msgKeys)
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range msgs {
+		if it == nil {
+			continue
 		}
-		for i, it := range msgs {
-			if it == nil {
-				continue
-			}
-			if m, err := table.Decode[table.Message](it); err == nil {
-				for _, j := range at[msgKeys[i]] {
-					out[j].Summary = summary(m.BodyMD)
-				}
+		if m, err := table.Decode[table.Message](it); err == nil {
+			for _, j := range at[msgKeys[i]] {
+				out[j].Summary = summary(m.BodyMD)
 			}
 		}
 	}
@@ -1265,10 +1266,7 @@ func (v *Model) nameRequests(ctx context.Context, recs []*table.Request, names m
 			want(r.Destination.RoomID, table.RoomKey(r.Destination.RoomID))
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}
