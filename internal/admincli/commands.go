@@ -88,6 +88,18 @@ func with3[T any](fn func(*hub.Admin, context.Context, string, string, string) (
 	}
 }
 
+// boxRows runs fn, a list of one box's rows, and answers the rows as
+// wrap lays them out for printing.
+func boxRows[T any](fn func(*hub.Admin, context.Context, string) ([]T, error), wrap func(box string, rows []T) any) runFunc {
+	return func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
+		rows, err := fn(a, ctx, args["box"])
+		if err != nil {
+			return nil, err
+		}
+		return wrap(args["box"], rows), nil
+	}
+}
+
 // idFlag is the required flag naming one entity by its UUID.
 func idFlag(entity string) Flag {
 	return Flag{Name: entity, Usage: entity + " id (UUID)", Required: true}
@@ -191,13 +203,7 @@ var commands = []*Command{
 		Name:    "list-agents",
 		Summary: "List a box's agents by name, with each key's id and scope. Never shows keys.",
 		Flags:   []Flag{idFlag("box")},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			agents, err := a.ListAgents(ctx, args["box"])
-			if err != nil {
-				return nil, err
-			}
-			return agentList{BoxID: args["box"], Agents: agents}, nil
-		},
+		Run:     boxRows((*hub.Admin).ListAgents, func(box string, l []*hub.AgentInfo) any { return agentList{BoxID: box, Agents: l} }),
 	},
 }
 

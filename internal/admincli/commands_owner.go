@@ -1,10 +1,6 @@
 package admincli
 
-import (
-	"context"
-
-	"github.com/agentbox/agentbox/internal/hub"
-)
+import "github.com/agentbox/agentbox/internal/hub"
 
 // Owner keys and key scopes (issue 15). The scope flag is added to
 // create-agent and rotate-key here (their Run functions read it).
@@ -36,13 +32,7 @@ var ownerCommands = []*Command{
 		Name:    "list-owner-keys",
 		Summary: "List a box's owner keys (ids and creation times; never the keys).",
 		Flags:   []Flag{idFlag("box")},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			keys, err := a.ListOwnerKeys(ctx, args["box"])
-			if err != nil {
-				return nil, err
-			}
-			return ownerKeyList{BoxID: args["box"], Keys: keys}, nil
-		},
+		Run:     boxRows((*hub.Admin).ListOwnerKeys, func(box string, l []*hub.OwnerKeyInfo) any { return ownerKeyList{BoxID: box, Keys: l} }),
 	},
 	{
 		Name:    "revoke-owner-key",

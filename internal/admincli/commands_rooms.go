@@ -56,13 +56,7 @@ var roomCommands = []*Command{
 		Name:    "list-rooms",
 		Summary: "List a box's rooms by name with their member count, brief revision and archived flag.",
 		Flags:   []Flag{idFlag("box")},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			rooms, err := a.ListRooms(ctx, args["box"])
-			if err != nil {
-				return nil, err
-			}
-			return roomList{BoxID: args["box"], Rooms: rooms}, nil
-		},
+		Run:     boxRows((*hub.Admin).ListRooms, func(box string, l []*hub.RoomInfo) any { return roomList{BoxID: box, Rooms: l} }),
 	},
 	{
 		Name:    "directory-listing",

@@ -41,13 +41,7 @@ var webhookCommands = []*Command{
 		Name:    "list-webhooks",
 		Summary: "List a box's webhook endpoints with their scope (agent or box), state (active, disabled, failing), delivered inbox seq and last status.",
 		Flags:   []Flag{idFlag("box")},
-		Run: func(ctx context.Context, a *hub.Admin, args Args) (any, error) {
-			l, err := a.ListWebhooks(ctx, args["box"])
-			if err != nil {
-				return nil, err
-			}
-			return webhookList{l}, nil
-		},
+		Run:     boxRows((*hub.Admin).ListWebhooks, func(_ string, l []*hub.WebhookInfo) any { return webhookList{l} }),
 	},
 	{
 		Name: "rotate-webhook-secret",

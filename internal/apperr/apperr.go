@@ -109,16 +109,20 @@ func InsufficientScope(scope string) *Error {
 // Conflict is REVISION_CONFLICT carrying the current revision, for a
 // seed-000 tool's expected_revision.
 func Conflict(current uint64) *Error {
-	e := New(RevisionConflict, "The revision you sent is not the current one; nothing was written.")
-	e.CurrentRevision = &current
-	return e
+	return conflict(current, "The revision you sent is not the current one; nothing was written.")
 }
 
 // VersionConflict is REVISION_CONFLICT for a seed-002 tool, whose
 // argument is expected_version: the code is the seed's, the words are the
 // tool's.
 func VersionConflict(current uint64) *Error {
-	e := New(RevisionConflict, "The expected_version you sent is not the current version; nothing was written.")
+	return conflict(current, "The expected_version you sent is not the current version; nothing was written.")
+}
+
+// conflict is REVISION_CONFLICT saying message and carrying the current
+// revision.
+func conflict(current uint64, message string) *Error {
+	e := New(RevisionConflict, message)
 	e.CurrentRevision = &current
 	return e
 }

@@ -50,12 +50,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/limits"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -68,6 +65,8 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/loopback"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/strictjson"
 )
@@ -119,7 +118,7 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(RequestIDHeader, rid)
 	r = r.WithContext(reqlog.With(r.Context(), rid))
 
-	if rebinding(r) {
+	if loopback.Rebinding(r) {
 		s.reject(w, r, http.StatusForbidden, jsonrpc.ID{}, codeServerError, "Forbidden: invalid Host header.", "dns rebinding")
 		return
 	}
@@ -587,33 +586,12 @@ func originAllowed(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && isLoopback(local.String()) && isLoopback(u.Host)
+	return loopback.Listener(r) && loopback.Addr(u.Host)
 }
 
 func isBatch(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '['
-}
-
-// rebinding reports a request that reached a loopback listener under a
-// non-loopback Host: a DNS-rebinding attack from a browser. It is the SDK's
-// own rule, applied before this layer touches the store.
-func rebinding(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // toolErrorCode returns the error code of a tools/call answer that is an

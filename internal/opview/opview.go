@@ -34,11 +34,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +44,7 @@ import (
 	"github.com/agentbox/agentbox/internal/bearer"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/loopback"
 )
 
 //go:embed static
@@ -120,7 +119,7 @@ func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	switch {
-	case rebinding(r):
+	case loopback.Rebinding(r):
 		http.Error(sw, "Forbidden: invalid Host header.", http.StatusForbidden)
 	case !sameOrigin(r):
 		http.Error(sw, "Forbidden: cross-origin request.", http.StatusForbidden)
@@ -238,26 +237,6 @@ func (v *Handler) api(render func(ctx context.Context, ov *Model, r *http.Reques
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(out))
 	}
-}
-
-// rebinding is /mcp's rule: a request reaching a loopback listener with a
-// non-loopback Host is a DNS-rebinding attack from a browser.
-func rebinding(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // sameOrigin accepts a request without Origin (a navigation, a same-origin

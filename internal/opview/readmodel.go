@@ -180,13 +180,7 @@ func (v *Model) page(ctx context.Context, q store.Query, list, cur string, size 
 	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case after == "":
-	case q.Reverse:
-		q.To = store.Before(after)
-	default:
-		q.From = store.After(after)
-	}
+	q = table.Resume(q, after)
 	q.Limit = size + 1
 	items, err := v.st.Query(ctx, q)
 	if err != nil {
@@ -616,10 +610,7 @@ func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow)
 		_, id, _ := strings.Cut(it.GSI1SK, "#")
 		keys = append(keys, table.ReceiptsKey(id))
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -635,6 +626,15 @@ func (v *Model) receipts(ctx context.Context, agent string, rows []ViewInboxRow)
 		}
 	}
 	return nil
+}
+
+// batch reads the items at keys, and nothing, not even a round trip, when
+// there are none.
+func (v *Model) batch(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return v.st.BatchGet(ctx, keys)
 }
 
 // oldestUnread is the arrival time of agent's oldest unread row among the
@@ -697,6 +697,20 @@ type AgentCursors struct {
 	AllRows                        bool
 }
 
+// ofBox decodes it, a record of the view's box according to boxOf. An
+// absent item, one that does not decode and one of another box all answer
+// NOT_FOUND_OR_FORBIDDEN: the view tells nothing of other boxes.
+func ofBox[T any](v *Model, it *store.Item, boxOf func(*T) string) (*T, error) {
+	if it == nil {
+		return nil, apperr.Forbidden()
+	}
+	r, err := table.Decode[T](it)
+	if err != nil || boxOf(r) != v.box {
+		return nil, apperr.Forbidden()
+	}
+	return r, nil
+}
+
 // Agent reads one agent's page at the lists' positions at.
 func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*ViewAgentPage, error) {
 	if !isUUID(agent) {
@@ -707,12 +721,9 @@ func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*View
 	if err != nil {
 		return nil, err
 	}
-	if got[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	a, err := table.Decode[table.Agent](got[0])
-	if err != nil || a.BoxID != v.box {
-		return nil, apperr.Forbidden()
+	a, err := ofBox(v, got[0], func(a *table.Agent) string { return a.BoxID })
+	if err != nil {
+		return nil, err
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
 		Unread: table.Unread(got[2], got[3])}}
@@ -871,12 +882,9 @@ func (v *Model) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error)
 	out := &ViewDMPage{}
 	names := map[string]string{}
 	for i, it := range got {
-		if it == nil {
-			return nil, apperr.Forbidden()
-		}
-		r, err := table.Decode[table.Agent](it)
-		if err != nil || r.BoxID != v.box {
-			return nil, apperr.Forbidden()
+		r, err := ofBox(v, it, func(a *table.Agent) string { return a.BoxID })
+		if err != nil {
+			return nil, err
 		}
 		names[r.ID] = r.Name
 		m := ViewMember{ID: r.ID, Name: r.Name}
@@ -964,12 +972,9 @@ func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoo
 	if err != nil {
 		return nil, err
 	}
-	if got[0] == nil {
-		return nil, apperr.Forbidden()
-	}
-	r, err := table.Decode[table.Room](got[0])
-	if err != nil || r.BoxID != v.box {
-		return nil, apperr.Forbidden()
+	r, err := ofBox(v, got[0], func(r *table.Room) string { return r.BoxID })
+	if err != nil {
+		return nil, err
 	}
 	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
 	if got[1] != nil {
@@ -1051,10 +1056,7 @@ func (v *Model) declarations(ctx context.Context, msgs []viewMessage, names map[
 			keys = append(keys, table.RequestKey(m.rec.ID, to))
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -1227,19 +1229,17 @@ func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[stri
 		}
 		out = append(out, vr)
 	}
-	if len(msgKeys) > 0 {
-		msgs, err := v.st.BatchGet(ctx, msgKeys)
-		if err != nil {
-			return nil, err
+	msgs, err := v.batch(ctx, msgKeys)
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range msgs {
+		if it == nil {
+			continue
 		}
-		for i, it := range msgs {
-			if it == nil {
-				continue
-			}
-			if m, err := table.Decode[table.Message](it); err == nil {
-				for _, j := range at[msgKeys[i]] {
-					out[j].Summary = summary(m.BodyMD)
-				}
+		if m, err := table.Decode[table.Message](it); err == nil {
+			for _, j := range at[msgKeys[i]] {
+				out[j].Summary = summary(m.BodyMD)
 			}
 		}
 	}
@@ -1266,10 +1266,7 @@ func (v *Model) nameRequests(ctx context.Context, recs []*table.Request, names m
 			want(r.Destination.RoomID, table.RoomKey(r.Destination.RoomID))
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
 		return err
 	}

@@ -23,10 +23,9 @@ type HelpOutput struct {
 // helpTool declares get_help. It lives here, not in the domain, because a
 // contract is a registry artefact.
 func helpTool(r *Registry) *Tool {
-	return define(Tool{
-		Name: "get_help", Title: "Tool contract", Group: "session and self", Seed: "002",
+	return define(family{group: "session and self", seed: "002", public: true}, Tool{
+		Name: "get_help", Title: "Tool contract", Method: "GET", Path: helpPath,
 		Description: "Return one tool's full contract: REST route, input and output schemas, annotations and security. Needs no session.",
-		Method:      "GET", Path: helpPath,
 		Hints: Hints{ReadOnly: true, Idempotent: true, Why: why(
 			"Only reads static documentation.",
 			"Changes nothing.",

@@ -110,9 +110,19 @@ func (t *Tool) PathParams() []string {
 // keyed is implemented by inputs that embed hub.Auth.
 type keyed interface{ ArgumentKey() string }
 
-// define declares a tool from its domain handler; the schemas come from the
-// handler's types.
-func define[In, Out any](t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
+// family is what the tools of one documentation group share: the group,
+// the seed whose form their contracts follow, and the shape of their
+// arguments. Every tool but get_help needs a session.
+type family struct {
+	group, seed string
+	shape       Shape
+	public      bool
+}
+
+// define declares a tool of family f from its domain handler; the schemas
+// come from the handler's types.
+func define[In, Out any](f family, t Tool, fn func(*hub.Hub, context.Context, hub.Credentials, In) (*Out, error)) *Tool {
+	t.Group, t.Seed, t.Shape, t.Authenticated = f.group, f.seed, f.shape, !f.public
 	if t.Scope == "" {
 		t.Scope = ScopeWrite
 		if t.Hints.ReadOnly {

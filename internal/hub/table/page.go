@@ -88,8 +88,8 @@ func SortKey(q store.Query, it *store.Item) string {
 	return it.SK
 }
 
-// resume sets q to start strictly after sk ("" leaves q as it is).
-func resume(q store.Query, sk string) store.Query {
+// Resume sets q to start strictly after sk ("" leaves q as it is).
+func Resume(q store.Query, sk string) store.Query {
 	switch {
 	case sk == "":
 	case q.Reverse:
@@ -109,7 +109,7 @@ func Page[P any](ctx context.Context, st Querier, q store.Query, k Keyset[P], cu
 	if err != nil {
 		return nil, "", err
 	}
-	q = resume(q, after)
+	q = Resume(q, after)
 	items, more, err := Probe(ctx, st, q, size)
 	if err != nil || !more {
 		return items, "", err
@@ -145,7 +145,7 @@ func Scan(ctx context.Context, st Querier, q store.Query, after string, chunk fu
 		if n <= 0 {
 			return false, nil
 		}
-		cq := resume(q, after)
+		cq := Resume(q, after)
 		cq.Limit = n
 		items, err := st.Query(ctx, cq)
 		if err != nil {

@@ -108,17 +108,13 @@ func decodeItem(m map[string]types.AttributeValue) (*store.Item, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := num(store.AttrCount, func(s string) (err error) {
-		it.Count, err = strconv.ParseInt(s, 10, 64)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := num(store.AttrTTL, func(s string) (err error) {
-		it.ExpiresAt, err = strconv.ParseInt(s, 10, 64)
-		return err
-	}); err != nil {
-		return nil, err
+	for name, dst := range map[string]*int64{store.AttrCount: &it.Count, store.AttrTTL: &it.ExpiresAt} {
+		if err := num(name, func(s string) (err error) {
+			*dst, err = strconv.ParseInt(s, 10, 64)
+			return err
+		}); err != nil {
+			return nil, err
+		}
 	}
 	switch v := m[store.AttrData].(type) {
 	case nil:
