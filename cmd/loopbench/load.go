@@ -26,8 +26,8 @@ const ackBatch = 100
 
 // agent is one agent's primed MCP session.
 type agent struct {
-	id string
-	cs *mcp.ClientSession
+	id, key string
+	cs      *mcp.ClientSession
 }
 
 // bearer adds the agent's key to every request.
@@ -52,17 +52,27 @@ func newAgent(ctx context.Context, s *server, box, name string) (*agent, error) 
 	if err := s.admin(&ag, "create-agent", "--box", box, "--name", name); err != nil {
 		return nil, err
 	}
+	a, err := connect(ctx, s, ag.BoxKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	a.id, a.key = ag.AgentID, ag.BoxKey
+	return a, nil
+}
+
+// connect connects and primes one MCP session with an agent's key.
+func connect(ctx context.Context, s *server, key string) (*agent, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4
 	client := mcp.NewClient(&mcp.Implementation{Name: "loopbench", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.mcpURL,
-		HTTPClient: &http.Client{Transport: bearer{ag.BoxKey, tr}}, MaxRetries: -1},
+		HTTPClient: &http.Client{Transport: bearer{key, tr}}, MaxRetries: -1},
 		// The MCP session is the tool's session: a 2025 revision.
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", name, err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	a := &agent{id: ag.AgentID, cs: cs}
+	a := &agent{cs: cs}
 	if _, err := call[hub.PrimeOutput](ctx, a, "agent_prime", map[string]any{}); err != nil {
 		_ = cs.Close()
 		return nil, err

@@ -249,7 +249,12 @@ func median(rs []result) result {
 
 // measure runs one workload on a fresh server of bin.
 func measure(ctx context.Context, bin, dir string, wl workload, traced bool) (result, error) {
-	s, err := startServer(ctx, bin, dir, traced)
+	data, err := os.MkdirTemp(dir, "loopbench-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(data)
+	s, err := startServer(ctx, bin, data, traced)
 	if err != nil {
 		return result{}, err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,10 +10,7 @@ import (
 // kind at small counts: it exits 0, and every run's row reports nothing
 // lost, duplicated, invented or reordered.
 func TestLoopbenchRuns(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "agentbox")
-	if out, err := exec.Command("go", "build", "-o", bin, "../agentbox").CombinedOutput(); err != nil {
-		t.Fatalf("go build agentbox: %v\n%s", err, out)
-	}
+	bin := agentboxBinary(t)
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"-bin", "old=" + bin, "-bin", "new=" + bin, "-workloads", "rt:5,3x8", "-runs", "3",
 		"-dir", t.TempDir()}, &stdout, &stderr)

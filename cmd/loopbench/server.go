@@ -33,15 +33,12 @@ var unlimited = []string{
 	"--limit-agent-calls", "0", "--limit-box-calls", "0",
 }
 
-// startServer starts bin serve on a fresh data directory under dir, on a
-// free loopback port. With traced it runs under strace, which records
+// startServer starts bin serve on the data directory data (created when
+// missing), on a free loopback port. With traced it runs under strace, which records
 // every fsync and fdatasync the server makes (and stops it on those calls
 // only: --seccomp-bpf), so syncs are counted from the kernel's side.
-func startServer(ctx context.Context, bin, dir string, traced bool) (*server, error) {
-	data, err := os.MkdirTemp(dir, "loopbench-")
-	if err != nil {
-		return nil, err
-	}
+func startServer(ctx context.Context, bin, data string, traced bool) (*server, error) {
+	var err error
 	s := &server{bin: bin, data: data}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--log-level", "error"}, unlimited...)
 	name := bin
@@ -116,8 +113,7 @@ func (s *server) admin(v any, args ...string) error {
 	return json.Unmarshal(out, v)
 }
 
-// stop ends the server (SIGTERM, then SIGKILL after 10 s) and removes its
-// data directory.
+// stop ends the server: SIGTERM, then SIGKILL after 10 s.
 func (s *server) stop() {
 	if p, err := os.FindProcess(s.pid); err == nil {
 		_ = p.Signal(syscall.SIGTERM)
@@ -130,7 +126,6 @@ func (s *server) stop() {
 		s.kill()
 		<-done
 	}
-	_ = os.RemoveAll(s.data)
 }
 
 func (s *server) kill() {
