@@ -4,6 +4,7 @@
 #   make test         test tools (npm ci where needed), gofmt, go vet,
 #                     staticcheck, go test -race
 #   make generate     regenerate every generated file (contracts, template, README tables)
+#   make bench-loop   the messaging loop measured from outside (cmd/loopbench)
 #   make build        cross-compile the one Lambda binary for arm64
 #   make fresh-check  clone this repository into a temporary folder and run
 #                     make test and make run there with nothing but Go, make,
@@ -36,7 +37,7 @@ BUILD_DIR ?= .aws-sam-build
 LAMBDA_BIN := $(BUILD_DIR)/bootstrap
 GO_SOURCES := go.mod go.sum $(shell find . -path './.*' -prune -o -name '*.go' ! -name '*_test.go' -print)
 
-.PHONY: run test test-deps vet fmt-check staticcheck bench contracts template readme generate build clean fresh-check openapi
+.PHONY: run test test-deps vet fmt-check staticcheck bench bench-loop contracts template readme generate build clean fresh-check openapi
 
 run:
 	@echo "building bin/agentbox (the first build downloads modules and compiles: 30 s to a few minutes, silently)"
@@ -82,6 +83,23 @@ staticcheck:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/hub/... ./internal/store/bolt/... ./internal/server/...
+
+# bench-loop: the messaging loop measured from outside (cmd/loopbench): a
+# fresh `agentbox serve` and data directory per run, driven over MCP with
+# 256-byte DMs; one round trip at a time, then W senders to one receiver.
+# It fails when a run loses, duplicates, invents or reorders a message.
+# LOOP_BASE=path/to/another/agentbox runs it too, interleaved run by run
+# (give LOOP_RUNS=3 for medians and ratios); the data directories go to
+# LOOP_DIR, which must be on the disk to measure (not tmpfs).
+LOOP_WORKLOADS ?= rt:500,1x500,4x250,16x250
+LOOP_RUNS ?= 1
+LOOP_DIR ?= $(or $(TMPDIR),/tmp)
+LOOP_BASE ?=
+bench-loop:
+	$(GO) build -ldflags '$(VERSION_LDFLAG)' -o bin/agentbox ./cmd/agentbox
+	$(GO) build -o bin/loopbench ./cmd/loopbench
+	bin/loopbench $(if $(LOOP_BASE),-bin base=$(LOOP_BASE)) -bin this=bin/agentbox \
+		-runs $(LOOP_RUNS) -workloads $(LOOP_WORKLOADS) -dir $(LOOP_DIR)
 
 contracts:
 	$(GO) run ./cmd/agentbox contracts > tool-contracts.json.tmp

@@ -22,6 +22,15 @@ package hub
 // before it is acknowledged. The item expires receiptTTL after its
 // last write.
 //
+// Durability. Receipts are bookkeeping, not a state change anyone races,
+// so the write is deferred (store.Deferred): a listing answers once its
+// receipt is decided and visible to every later read, without waiting
+// for a sync of its own; the receipt is durable no later than the next
+// write answered after it (the session's ACK among them). A crash before
+// that loses the receipt whole, and an ACK of those rows then fails safe
+// (INVALID_ARGUMENT: returned to this session first) until they are
+// listed again — the rows themselves, unacknowledged, are still there.
+//
 // Receipts written before this item existed (ses#S / rcpt#<seq>, one per
 // row) are still honoured by inbox_ack for rows the item does not cover.
 
@@ -229,7 +238,9 @@ func (h *Hub) recordShown(ctx context.Context, c *call, rc receiptsRead, add []s
 			next.Version, cond = it.Version+1, store.AtVersion(it.Version)
 		}
 		next.ExpiresAt, next.Data = c.Now.Add(receiptTTL).Unix(), table.Encode(set)
-		err = h.st.Write(ctx, []store.Op{store.Put(next, cond)})
+		// Deferred: the receipt need not be durable before the listing
+		// answers (store.Deferred); see the comment at the top.
+		err = h.st.Write(store.Deferred(ctx), []store.Op{store.Put(next, cond)})
 		if err == nil {
 			return nil
 		}

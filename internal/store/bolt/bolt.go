@@ -104,8 +104,10 @@ func Open(path string, opts Options) (*Store, error) {
 	return &Store{db: db, now: opts.Now, group: newCommitter(db, opts.Now, opts.SerialCommit)}, nil
 }
 
-// Close closes the database file, waiting for transactions in flight.
+// Close commits the deferred Writes not yet committed and closes the
+// database file, waiting for transactions in flight.
 func (s *Store) Close() error {
+	s.group.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("bolt: close: %w", err)
 	}
@@ -137,12 +139,16 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, 
 	}
 	now := s.now().Unix()
 	out := make([]*store.Item, len(keys))
+	over := s.group.overlay(keys) // before the snapshot: see overlay
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketItems)
 		for i, k := range keys {
 			it, err := load(b, k)
 			if err != nil {
 				return err
+			}
+			if over != nil && over[i] != nil {
+				it = over[i]
 			}
 			if it != nil && store.Live(it.ExpiresAt, now) {
 				out[i] = it

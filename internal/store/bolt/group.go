@@ -51,6 +51,9 @@ type request struct {
 	ctx  context.Context
 	ops  []store.Op
 	done chan error // capacity 1; receives the request's result once
+	// deferred: nobody waits for done, and the request's items are in the
+	// overlay until it settles (deferred.go).
+	deferred bool
 }
 
 // committer runs Writes, grouped or one by one.
@@ -63,6 +66,12 @@ type committer struct {
 
 	mu    sync.Mutex
 	queue []*request
+	// pending is the overlay: by table key, the items of deferred Writes
+	// not yet committed (deferred.go). flushArmed: a flusher will run.
+	pending    map[string]pendingItem
+	flushArmed bool
+	closing    chan struct{} // closed by close: flushers stop waiting
+	closeOnce  sync.Once
 
 	commits atomic.Uint64 // bbolt commits made, for tests and benchmarks
 	// lastGroup is the size of the last group run: above 1, the store is
@@ -77,7 +86,7 @@ type committer struct {
 }
 
 func newCommitter(db *bbolt.DB, now func() time.Time, serial bool) *committer {
-	return &committer{db: db, now: now, serial: serial, lead: make(chan struct{}, 1)}
+	return &committer{db: db, now: now, serial: serial, lead: make(chan struct{}, 1), pending: map[string]pendingItem{}, closing: make(chan struct{})}
 }
 
 // write runs ops as one atomic Write, sharing a commit with concurrent
@@ -234,6 +243,7 @@ var errUnchanged = errors.New("bolt: nothing to commit")
 // error other than a failed condition it rolls back and runs each request
 // alone.
 func (c *committer) run(group []*request) {
+	defer c.settle(group)
 	defer func() {
 		if p := recover(); p != nil {
 			// Answer whoever is still waiting (a full buffer already holds
@@ -247,7 +257,15 @@ func (c *committer) run(group []*request) {
 			panic(p)
 		}
 	}()
-	c.lastGroup.Store(int64(len(group)))
+	// Deferred members have no caller coming back with a next Write:
+	// they are no sign of a busy store (linger).
+	waiting := 0
+	for _, r := range group {
+		if !r.deferred {
+			waiting++
+		}
+	}
+	c.lastGroup.Store(int64(waiting))
 	results := make([]error, len(group))
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		if c.inGroup != nil {

@@ -40,6 +40,9 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 		// not be read as a prefix of some other index partition).
 		return nil, nil
 	}
+	if q.Index == store.Table {
+		s.group.settlePartition(q.PK) // deferred Writes are read from the file
+	}
 	now := s.now().Unix()
 	from, to := []byte(q.From), []byte(q.To)
 	var out []*store.Item

@@ -12,7 +12,8 @@ import (
 // evaluated before anything of ops changes, so failing ones (all reported
 // in one *store.ConditionFailedError, unwrapped) leave the file as it was.
 // Concurrent Writes share one bbolt commit (group.go); each keeps its own
-// atomicity and its own result.
+// atomicity and its own result. A Write under store.Deferred may be
+// answered before its commit (deferred.go).
 func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := store.CheckWrite(ops); err != nil {
 		return err
@@ -28,7 +29,12 @@ func (s *Store) Write(ctx context.Context, ops []store.Op) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt: write: %w", err)
 	}
-	err := s.group.write(ctx, ops)
+	var err error
+	if store.IsDeferred(ctx) {
+		err = s.group.writeDeferred(ctx, ops)
+	} else {
+		err = s.group.write(ctx, ops)
+	}
 	if _, ok := store.ConditionFailed(err); ok {
 		return err
 	}
