@@ -422,7 +422,8 @@ func (h *Hub) write(ctx context.Context, all []guardedOp, dupAt int) error {
 	if !ok {
 		return storageErr(err)
 	}
-	failed := failedIndexes(cf)
+	// Failed is never empty (store.NewConditionFailed).
+	failed := cf.Failed
 	var contention bool
 	for _, i := range failed {
 		if i == dupAt {
@@ -444,14 +445,6 @@ func (h *Hub) write(ctx context.Context, all []guardedOp, dupAt int) error {
 		return errContended
 	}
 	return apperr.Wrap(apperr.StorageFailure, "The request could not be completed.", err)
-}
-
-// failedIndexes lists every failing op a condition failure reports.
-func failedIndexes(cf *store.ConditionFailedError) []int {
-	if len(cf.Failed) > 0 {
-		return cf.Failed
-	}
-	return []int{cf.Index}
 }
 
 // storageErr maps a store error to the envelope: load and contention are
