@@ -105,3 +105,63 @@ func TestInboxWaitGrantedInTenths(t *testing.T) {
 		}
 	})
 }
+
+// TestInboxPageEndsAtItsUpper: a page whose index read ends on the
+// snapshot's upper reads no further, even when the read came back full:
+// of bob's 20 rows the first 5 are acknowledged, and a page of 20 unread
+// reads 20 rows once and shows rows 6 to 20.
+func TestInboxPageEndsAtItsUpper(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var ql *queryLimits
+		var bob string
+		f := newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool {
+			return q.PK == "agent#"+bob && strings.HasPrefix(q.From, "inbox#")
+		}))
+		bob = f.b.AgentID
+		ibMustDMs(f, f.prime(f.a), "dm", bob, 20)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterAll)
+		if _, err := ibAck(f, cr, "first five", ibSeqs(1, 5)...); err != nil {
+			t.Fatalf("InboxAck(1..5): %v", err)
+		}
+		ql.take()
+		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: hub.FilterUnread, Limit: 20})
+		if err != nil {
+			t.Fatalf("InboxList(unread, limit 20): %v", err)
+		}
+		var got []uint64
+		for _, r := range page.Rows {
+			got = append(got, uint64(r.InboxSeq))
+		}
+		if !slices.Equal(got, ibSeqs(6, 20)) {
+			t.Fatalf("InboxList(unread, limit 20) = rows %v, want 6..20", got)
+		}
+		if limits := ql.take(); !slices.Equal(limits, []int{20}) {
+			t.Errorf("InboxList(unread, limit 20) read the inbox with limits %v, want [20] (the read reached the page's upper)", limits)
+		}
+	})
+}
+
+// TestInboxEmptyPageWritesNothing: a page that shows no row records no
+// receipt, even when it passed over acknowledged rows: bob acknowledges
+// all 20 of his rows, and his unread listing then writes nothing.
+func TestInboxEmptyPageWritesNothing(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		var wc *writeCounter
+		f := newFixture(t, ad, func(s store.Store) store.Store { wc = &writeCounter{Store: s}; return wc })
+		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 20)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterAll)
+		if _, err := ibAck(f, cr, "all", ibSeqs(1, 20)...); err != nil {
+			t.Fatalf("InboxAck(1..20): %v", err)
+		}
+		wc.items.Store(0)
+		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: hub.FilterUnread})
+		if err != nil || len(page.Rows) != 0 {
+			t.Fatalf("InboxList(unread) after acknowledging all = %+v, %v; want no rows", page, err)
+		}
+		if n := wc.items.Load(); n != 0 {
+			t.Errorf("an empty unread page wrote %d items, want none (no row shown, no receipt)", n)
+		}
+	})
+}
