@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -108,8 +109,8 @@ func TestInboxWaitGrantedInTenths(t *testing.T) {
 
 // TestInboxPageEndsAtItsUpper: a page whose index read ends on the
 // snapshot's upper reads no further, even when the read came back full:
-// of bob's 20 rows the first 5 are acknowledged, and a page of 20 unread
-// reads 20 rows once and shows rows 6 to 20.
+// of bob's 20 rows 2 to 6 are acknowledged (so no watermark skips them),
+// and a page of 20 unread reads 20 rows once and shows 1 and 7 to 20.
 func TestInboxPageEndsAtItsUpper(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var ql *queryLimits
@@ -121,8 +122,8 @@ func TestInboxPageEndsAtItsUpper(t *testing.T) {
 		ibMustDMs(f, f.prime(f.a), "dm", bob, 20)
 		cr := f.prime(f.b)
 		ibListAll(f, cr, hub.FilterAll)
-		if _, err := ibAck(f, cr, "first five", ibSeqs(1, 5)...); err != nil {
-			t.Fatalf("InboxAck(1..5): %v", err)
+		if _, err := ibAck(f, cr, "two to six", ibSeqs(2, 6)...); err != nil {
+			t.Fatalf("InboxAck(2..6): %v", err)
 		}
 		ql.take()
 		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: hub.FilterUnread, Limit: 20})
@@ -133,8 +134,8 @@ func TestInboxPageEndsAtItsUpper(t *testing.T) {
 		for _, r := range page.Rows {
 			got = append(got, uint64(r.InboxSeq))
 		}
-		if !slices.Equal(got, ibSeqs(6, 20)) {
-			t.Fatalf("InboxList(unread, limit 20) = rows %v, want 6..20", got)
+		if want := append([]uint64{1}, ibSeqs(7, 20)...); !slices.Equal(got, want) {
+			t.Fatalf("InboxList(unread, limit 20) = rows %v, want %v", got, want)
 		}
 		if limits := ql.take(); !slices.Equal(limits, []int{20}) {
 			t.Errorf("InboxList(unread, limit 20) read the inbox with limits %v, want [20] (the read reached the page's upper)", limits)
@@ -144,7 +145,8 @@ func TestInboxPageEndsAtItsUpper(t *testing.T) {
 
 // TestInboxEmptyPageWritesNothing: a page that shows no row records no
 // receipt, even when it passed over acknowledged rows: bob acknowledges
-// all 20 of his rows, and his unread listing then writes nothing.
+// rows 11 to 20, then 1 to 10, and an unread listing in a new session
+// then writes nothing.
 func TestInboxEmptyPageWritesNothing(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var wc *writeCounter
@@ -152,11 +154,14 @@ func TestInboxEmptyPageWritesNothing(t *testing.T) {
 		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 20)
 		cr := f.prime(f.b)
 		ibListAll(f, cr, hub.FilterAll)
-		if _, err := ibAck(f, cr, "all", ibSeqs(1, 20)...); err != nil {
-			t.Fatalf("InboxAck(1..20): %v", err)
+		for _, r := range [][2]uint64{{11, 20}, {1, 10}} {
+			if _, err := ibAck(f, cr, fmt.Sprintf("ack-%d", r[0]), ibSeqs(r[0], r[1])...); err != nil {
+				t.Fatalf("InboxAck(%d..%d): %v", r[0], r[1], err)
+			}
 		}
+		fresh := f.prime(f.b) // a session whose receipts cover nothing yet
 		wc.items.Store(0)
-		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{Filter: hub.FilterUnread})
+		page, err := f.h.InboxList(f.ctx, fresh, hub.InboxListInput{Filter: hub.FilterUnread})
 		if err != nil || len(page.Rows) != 0 {
 			t.Fatalf("InboxList(unread) after acknowledging all = %+v, %v; want no rows", page, err)
 		}
