@@ -101,3 +101,38 @@ func TestWriteFailureOutOfRange(t *testing.T) {
 		wantCode(t, "MessageSend(a failure index past the write)", err, apperr.StorageFailure)
 	})
 }
+
+// TestAckFinishesALeftIntent: an ACK that finds another ACK's intent still
+// open finishes it first, then decides against the rows it marked: bob's
+// ACK of 101..200 leaves its last 10 rows to an intent (its step fails);
+// his next ACK of 191..200 completes that intent and answers
+// already_acked for all 10, with the ACK counter at exactly 200.
+func TestAckFinishesALeftIntent(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		sf := &stepFailure{}
+		f := newFixture(t, ad, func(s store.Store) store.Store { sf.Store = s; return sf })
+		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 200)
+		cr := f.prime(f.b)
+		ibListAll(f, cr, hub.FilterAll)
+		if _, err := ibAck(f, cr, "first", ibSeqs(1, 100)...); err != nil {
+			t.Fatalf("InboxAck(1..100): %v", err)
+		}
+		sf.armed.Store(true)
+		if _, err := ibAck(f, cr, "left", ibSeqs(101, 200)...); err != nil {
+			t.Fatalf("InboxAck(101..200) with its intent's step failing: %v", err)
+		}
+		sf.armed.Store(false)
+		out, err := ibAck(f, cr, "after", ibSeqs(191, 200)...)
+		if err != nil || out == nil || len(out.Results) != 10 {
+			t.Fatalf("InboxAck(191..200) after the left intent = %+v, %v; want 10 results", out, err)
+		}
+		for _, r := range out.Results {
+			if r.Status != "already_acked" {
+				t.Errorf("row %d = %s, want already_acked (the left intent acknowledged it)", r.InboxSeq, r.Status)
+			}
+		}
+		if head, acked := rawInbox(f, f.b.AgentID); head != 200 || acked != 200 {
+			t.Errorf("stored head %d, ACK counter %d; want 200 and 200", head, acked)
+		}
+	})
+}
