@@ -56,6 +56,19 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 	if c.serial || !deferrable(ops) {
 		return c.write(ctx, ops)
 	}
+	queued, err := c.queueDeferred(ctx, ops)
+	if err != nil || queued {
+		return err
+	}
+	// An op replaces an indexed item: an index read must see it, so it
+	// waits for its commit like any Write.
+	return c.write(ctx, ops)
+}
+
+// queueDeferred decides ops against the overlay and the file and queues
+// them without waiting; queued is false, with nothing done, when an op
+// replaces an indexed item.
+func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued bool, err error) {
 	now := c.now().Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,8 +81,8 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 			fromFile = append(fromFile, i)
 		}
 	}
-	replacesIndexed := false
 	if len(fromFile) > 0 {
+		replacesIndexed := false
 		err := c.db.View(func(tx *bbolt.Tx) error {
 			b := tx.Bucket(bucketItems)
 			for _, i := range fromFile {
@@ -82,14 +95,9 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 			}
 			return nil
 		})
-		if err != nil {
-			return err
+		if err != nil || replacesIndexed {
+			return false, err
 		}
-	}
-	if replacesIndexed {
-		c.mu.Unlock()
-		defer c.mu.Lock()
-		return c.write(ctx, ops)
 	}
 	var failed []int
 	for i, op := range ops {
@@ -101,7 +109,7 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 		}
 	}
 	if len(failed) > 0 {
-		return store.NewConditionFailed(ops, failed)
+		return false, store.NewConditionFailed(ops, failed)
 	}
 	r := &request{ctx: context.WithoutCancel(ctx), ops: ops, done: make(chan error, 1), deferred: true}
 	for _, op := range ops {
@@ -118,7 +126,7 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 			c.flush()
 		}()
 	}
-	return nil
+	return true, nil
 }
 
 // close commits what is queued and ends the flushers' waits.
