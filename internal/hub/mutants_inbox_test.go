@@ -17,6 +17,22 @@ import (
 // Tests for inbox mutants that survived make mutate: the size of each
 // read of an unread page, and the wait granted in whole tenths.
 
+// inboxShownToBob is a fixture where alice sent bob n DMs and bob's
+// session cr listed them all; ql records the Limit of each read of bob's
+// inbox rows.
+func inboxShownToBob(t *testing.T, ad teststores.Adapter, n int) (f *fixture, ql *queryLimits, cr hub.Credentials) {
+	t.Helper()
+	var bob string
+	f = newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool {
+		return q.PK == "agent#"+bob && strings.HasPrefix(q.From, "inbox#")
+	}))
+	bob = f.b.AgentID
+	ibMustDMs(f, f.prime(f.a), "dm", bob, n)
+	cr = f.prime(f.b)
+	ibListAll(f, cr, hub.FilterAll)
+	return f, ql, cr
+}
+
 // TestInboxUnreadReadsWhatThePageNeeds: looking for unread rows,
 // inbox_list reads in chunks of what the page still needs, at least 16
 // rows. Of bob's 40 rows the odd ones are acknowledged, so a page of 15
@@ -24,15 +40,7 @@ import (
 // still needs — never a chunk larger than it can use.
 func TestInboxUnreadReadsWhatThePageNeeds(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var ql *queryLimits
-		var bob string
-		f := newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool {
-			return q.PK == "agent#"+bob && strings.HasPrefix(q.From, "inbox#")
-		}))
-		bob = f.b.AgentID
-		ibMustDMs(f, f.prime(f.a), "dm", bob, 40)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterAll)
+		f, ql, cr := inboxShownToBob(t, ad, 40)
 		var odd []uint64
 		for s := uint64(1); s < 40; s += 2 {
 			odd = append(odd, s)
@@ -113,15 +121,7 @@ func TestInboxWaitGrantedInTenths(t *testing.T) {
 // and a page of 20 unread reads 20 rows once and shows 1 and 7 to 20.
 func TestInboxPageEndsAtItsUpper(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		var ql *queryLimits
-		var bob string
-		f := newFixture(t, ad, recordLimits(&ql, func(q store.Query) bool {
-			return q.PK == "agent#"+bob && strings.HasPrefix(q.From, "inbox#")
-		}))
-		bob = f.b.AgentID
-		ibMustDMs(f, f.prime(f.a), "dm", bob, 20)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterAll)
+		f, ql, cr := inboxShownToBob(t, ad, 20)
 		if _, err := ibAck(f, cr, "two to six", ibSeqs(2, 6)...); err != nil {
 			t.Fatalf("InboxAck(2..6): %v", err)
 		}
