@@ -146,9 +146,7 @@ func TestInboxAckCrashBetweenChunks(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 				var fw *failingWrites
 				f := newFixture(t, ad, func(s store.Store) store.Store { fw = &failingWrites{Store: s}; return fw })
-				ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 100)
-				crB := f.prime(f.b)
-				ibListAll(f, crB, hub.FilterUnread)
+				crB := ibShownToBob(f, 100, hub.FilterUnread)
 				fw.arm(1)
 				out, err := ibAck(f, crB, "big", ibSeqs(1, 100)...)
 				fw.disarm()

@@ -85,6 +85,16 @@ func ibListAll(f *fixture, cr hub.Credentials, filter string) []hub.InboxRow {
 	}
 }
 
+// ibShownToBob sends n DMs from a to b and returns a session of b that
+// has listed them all under filter, so that it may ACK every row.
+func ibShownToBob(f *fixture, n int, filter string) hub.Credentials {
+	f.t.Helper()
+	ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, n)
+	cr := f.prime(f.b)
+	ibListAll(f, cr, filter)
+	return cr
+}
+
 // ibShownTwice sends n DMs from a to b and returns two sessions of b that
 // have each listed them all, so that either may ACK every row.
 func ibShownTwice(f *fixture, n int) []hub.Credentials {
@@ -119,6 +129,15 @@ func ibAck(f *fixture, cr hub.Credentials, key string, seqs ...uint64) (*hub.Inb
 		in.InboxSeqs = append(in.InboxSeqs, hub.Revision(s))
 	}
 	return f.h.InboxAck(f.ctx, cr, in)
+}
+
+// rowSeqs lists the inbox sequence of each row, in order.
+func rowSeqs(rows []hub.InboxRow) []uint64 {
+	out := make([]uint64, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, uint64(r.InboxSeq))
+	}
+	return out
 }
 
 // ibSeqs returns lo..hi.
@@ -255,4 +274,9 @@ func (c *opCounter) Write(ctx context.Context, ops []store.Op) error {
 
 func withOpCounter(c **opCounter) func(store.Store) store.Store {
 	return func(s store.Store) store.Store { *c = &opCounter{Store: s}; return *c }
+}
+
+// withWriteCounter wraps the fixture's store in a writeCounter kept at *c.
+func withWriteCounter(c **writeCounter) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { *c = &writeCounter{Store: s}; return *c }
 }

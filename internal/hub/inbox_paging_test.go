@@ -169,9 +169,7 @@ func TestInboxAckWrites(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var oc *opCounter
 		f := newFixture(t, ad, withOpCounter(&oc))
-		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 190)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterUnread)
+		cr := ibShownToBob(f, 190, hub.FilterUnread)
 		pk := "agent#" + f.b.AgentID
 		for i, tc := range []struct {
 			name      string

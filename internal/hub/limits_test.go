@@ -276,7 +276,7 @@ func (w *writeCounter) Write(ctx context.Context, ops []store.Op) error {
 func TestLimiterCost(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var wc *writeCounter
-		f := newFixture(t, ad, func(s store.Store) store.Store { wc = &writeCounter{Store: s}; return wc })
+		f := newFixture(t, ad, withWriteCounter(&wc))
 		cases := []struct {
 			name  string
 			cfg   limits.Config

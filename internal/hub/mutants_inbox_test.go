@@ -27,10 +27,7 @@ func inboxShownToBob(t *testing.T, ad teststores.Adapter, n int) (f *fixture, ql
 		return q.PK == "agent#"+bob && strings.HasPrefix(q.From, "inbox#")
 	}))
 	bob = f.b.AgentID
-	ibMustDMs(f, f.prime(f.a), "dm", bob, n)
-	cr = f.prime(f.b)
-	ibListAll(f, cr, hub.FilterAll)
-	return f, ql, cr
+	return f, ql, ibShownToBob(f, n, hub.FilterAll)
 }
 
 // TestInboxUnreadReadsWhatThePageNeeds: looking for unread rows,
@@ -53,10 +50,7 @@ func TestInboxUnreadReadsWhatThePageNeeds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("InboxList(unread, limit 15): %v", err)
 		}
-		var got []uint64
-		for _, r := range page.Rows {
-			got = append(got, uint64(r.InboxSeq))
-		}
+		got := rowSeqs(page.Rows)
 		var want []uint64
 		for s := uint64(2); s <= 30; s += 2 {
 			want = append(want, s)
@@ -130,10 +124,7 @@ func TestInboxPageEndsAtItsUpper(t *testing.T) {
 		if err != nil {
 			t.Fatalf("InboxList(unread, limit 20): %v", err)
 		}
-		var got []uint64
-		for _, r := range page.Rows {
-			got = append(got, uint64(r.InboxSeq))
-		}
+		got := rowSeqs(page.Rows)
 		if want := append([]uint64{1}, ibSeqs(7, 20)...); !slices.Equal(got, want) {
 			t.Fatalf("InboxList(unread, limit 20) = rows %v, want %v", got, want)
 		}
@@ -150,10 +141,8 @@ func TestInboxPageEndsAtItsUpper(t *testing.T) {
 func TestInboxEmptyPageWritesNothing(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		var wc *writeCounter
-		f := newFixture(t, ad, func(s store.Store) store.Store { wc = &writeCounter{Store: s}; return wc })
-		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 20)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterAll)
+		f := newFixture(t, ad, withWriteCounter(&wc))
+		cr := ibShownToBob(f, 20, hub.FilterAll)
 		for _, r := range [][2]uint64{{11, 20}, {1, 10}} {
 			if _, err := ibAck(f, cr, fmt.Sprintf("ack-%d", r[0]), ibSeqs(r[0], r[1])...); err != nil {
 				t.Fatalf("InboxAck(%d..%d): %v", r[0], r[1], err)

@@ -49,9 +49,7 @@ func TestIntentLeftForTheSweepIsLogged(t *testing.T) {
 		var logs bytes.Buffer
 		f.h = hub.New(f.st, hub.Options{Now: f.clock.Now, OrderedWrites: ad.OrderedWrites,
 			Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 200)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterAll)
+		cr := ibShownToBob(f, 200, hub.FilterAll)
 		const warning = `"msg":"intent left for the sweep"`
 
 		if out, err := ibAck(f, cr, "finished", ibSeqs(1, 100)...); err != nil || out.Acked != 100 {
@@ -111,9 +109,7 @@ func TestAckFinishesALeftIntent(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		sf := &stepFailure{}
 		f := newFixture(t, ad, func(s store.Store) store.Store { sf.Store = s; return sf })
-		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 200)
-		cr := f.prime(f.b)
-		ibListAll(f, cr, hub.FilterAll)
+		cr := ibShownToBob(f, 200, hub.FilterAll)
 		if _, err := ibAck(f, cr, "first", ibSeqs(1, 100)...); err != nil {
 			t.Fatalf("InboxAck(1..100): %v", err)
 		}

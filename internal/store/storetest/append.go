@@ -110,9 +110,6 @@ func appendSeq(ctx context.Context, s store.Store, counter store.Key, build func
 				for i, f := range cf.Failed {
 					failed[i] = f - 1
 				}
-				if len(failed) == 0 {
-					failed = []int{cf.Index - 1}
-				}
 				return 0, &store.ConditionFailedError{Index: cf.Index - 1, Key: cf.Key, Failed: failed}
 			}
 			lastErr = err
