@@ -3,7 +3,6 @@ package hub_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -313,19 +312,16 @@ func TestDeactivateRetriesOvertakenPass(t *testing.T) {
 // before.
 func TestDeactivationOvertakesInFlightMutation(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		hook := func() {}
-		f := newFixture(t, ad, withHook(&hook))
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		crB := f.prime(f.b)
-		var once sync.Once
-		hook = func() {
-			once.Do(func() {
-				hook = func() {}
-				if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
-					t.Errorf("DeactivateAgent between bob's read and write: %v", err)
-				}
-			})
-		}
+		hook.set(func() {
+			if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
+				t.Errorf("DeactivateAgent between bob's read and write: %v", err)
+			}
+		})
 		_, err := save(f, crB, "in-flight", 0, "written by an agent being deactivated")
+		hook.raced(t, "checkpoint_save overtaken by a deactivation")
 		wantCode(t, "checkpoint_save overtaken by a deactivation", err, apperr.AuthFailed)
 		if _, err := f.h.Admin().ReactivateAgent(f.ctx, f.b.AgentID); err != nil {
 			t.Fatalf("ReactivateAgent: %v", err)

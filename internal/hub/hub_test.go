@@ -358,20 +358,17 @@ func TestProfileOutdated(t *testing.T) {
 // the write's profile-version check must refuse it.
 func TestProfileChangeBetweenReadAndWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		hook := func() {}
-		f := newFixture(t, ad, withHook(&hook))
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		cr := f.prime(f.a)
-		var fired atomic.Bool
-		hook = func() {
-			if fired.CompareAndSwap(false, true) {
-				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
-					t.Errorf("SetProfile: %v", err)
-				}
+		hook.set(func() {
+			if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"changed"}`)); err != nil {
+				t.Errorf("SetProfile: %v", err)
 			}
-		}
+		})
 		_, err := save(f, cr, "k1", 0, "x")
+		hook.raced(t, "CheckpointSave racing a profile change")
 		wantCode(t, "CheckpointSave racing a profile change", err, apperr.ProfileOutdated)
-		hook = func() {}
 		f.wantCheckpointAt(cr, 0, "nothing written")
 	})
 }
@@ -399,23 +396,20 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 	for _, rc := range racers {
 		t.Run(rc.name, func(t *testing.T) {
 			forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-				hook := func() {}
-				f := newFixture(t, ad, withHook(&hook))
+				var hook onceHook
+				f := newFixture(t, ad, withOnceHook(&hook))
 				cr := f.prime(f.a)
 				if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer"}`)); err != nil {
 					t.Fatalf("SetProfile: %v", err)
 				}
 				f.clock.Advance(4 * time.Hour) // past a quarter of the idle window: reads touch
-				var fired atomic.Bool
-				hook = func() {
-					if fired.CompareAndSwap(false, true) {
-						if err := rc.race(f, cr); err != nil {
-							t.Errorf("racing call: %v", err)
-						}
+				hook.set(func() {
+					if err := rc.race(f, cr); err != nil {
+						t.Errorf("racing call: %v", err)
 					}
-				}
+				})
 				got, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
-				hook = func() {}
+				hook.raced(t, "ProfileGet racing a session write")
 				if err != nil {
 					t.Fatalf("ProfileGet racing a session write: %v, want success", err)
 				}
@@ -437,8 +431,8 @@ func TestProfileGetRacingSessionWrite(t *testing.T) {
 // client believing it logged out.
 func TestCloseSessionRacingSessionWrite(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		hook := func() {}
-		f := newFixture(t, ad, withHook(&hook))
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		id, err := f.h.OpenSession(f.ctx, f.a.BoxKey)
 		if err != nil {
 			t.Fatalf("OpenSession: %v", err)
@@ -447,18 +441,16 @@ func TestCloseSessionRacingSessionWrite(t *testing.T) {
 		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
 			t.Fatalf("Prime: %v", err)
 		}
-		var fired atomic.Bool
-		hook = func() {
-			if fired.CompareAndSwap(false, true) {
-				if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
-					t.Errorf("Prime(resume) racing CloseSession: %v", err)
-				}
+		hook.set(func() {
+			if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
+				t.Errorf("Prime(resume) racing CloseSession: %v", err)
 			}
-		}
-		if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
+		})
+		err = f.h.CloseSession(f.ctx, id, cr)
+		hook.raced(t, "CloseSession racing a session write")
+		if err != nil {
 			t.Fatalf("CloseSession racing a session write: %v", err)
 		}
-		hook = func() {}
 		err = f.h.CheckSession(f.ctx, id, f.a.BoxKey)
 		wantCode(t, "CheckSession after CloseSession", err, apperr.NotPrimed)
 		_, err = f.h.CheckpointGet(f.ctx, cr, hub.CheckpointGetInput{})
@@ -483,21 +475,57 @@ func withHook(hook *func()) func(store.Store) store.Store {
 	return func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: func() { (*hook)() }} }
 }
 
-// onceHook holds a function the next write runs first, once (withOnceHook).
-type onceHook struct{ fn atomic.Pointer[func()] }
+// onceHook forces an interleaving a real store cannot be made to produce
+// on demand: armed with a racing call (set), the next write runs the call
+// first, once. A race that never fired proves nothing, so a test ends its
+// race with raced, which fails unless the racing call ran and wrote.
+type onceHook struct {
+	fn          atomic.Pointer[func()]
+	fired       atomic.Bool
+	racing      atomic.Bool
+	racerWrites atomic.Int32
+}
 
 // set arms fn for the next write.
-func (h *onceHook) set(fn func()) { h.fn.Store(&fn) }
+func (h *onceHook) set(fn func()) {
+	h.fired.Store(false)
+	h.racerWrites.Store(0)
+	h.fn.Store(&fn)
+}
 
-// withOnceHook runs h's armed function, if any, before a write, disarming it.
-func withOnceHook(h *onceHook) func(store.Store) store.Store {
-	return func(s store.Store) store.Store {
-		return &beforeWrite{Store: s, hook: func() {
-			if fn := h.fn.Swap(nil); fn != nil {
-				(*fn)()
-			}
-		}}
+// before runs before every write: the armed call, if any, disarming it;
+// a write the racing call makes itself is counted.
+func (h *onceHook) before() {
+	if h.racing.Load() {
+		h.racerWrites.Add(1)
+		return
 	}
+	fn := h.fn.Swap(nil)
+	if fn == nil {
+		return
+	}
+	h.fired.Store(true)
+	h.racing.Store(true)
+	defer h.racing.Store(false)
+	(*fn)()
+}
+
+// raced disarms h and fails t unless the armed call ran before a write of
+// the call under test and itself wrote: otherwise nothing raced.
+func (h *onceHook) raced(t testing.TB, what string) {
+	t.Helper()
+	h.fn.Store(nil)
+	switch {
+	case !h.fired.Load():
+		t.Errorf("%s: the racing call never ran (no write after it was armed)", what)
+	case h.racerWrites.Load() == 0:
+		t.Errorf("%s: the racing call wrote nothing, so nothing raced", what)
+	}
+}
+
+// withOnceHook runs h's armed call, if any, before a write (onceHook).
+func withOnceHook(h *onceHook) func(store.Store) store.Store {
+	return func(s store.Store) store.Store { return &beforeWrite{Store: s, hook: h.before} }
 }
 
 func TestCheckpointCAS(t *testing.T) {

@@ -467,6 +467,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 					}
 					hook.set(fn)
 					err := mu.call(f, cr, room.RoomID, m.FollowRevision)
+					hook.raced(t, mu.name+" racing "+tc.name)
 					wantCode(t, mu.name+" racing "+tc.name, err, tc.want)
 
 					b, err := f.h.Store().Get(f.ctx, store.Key{PK: "room#" + room.RoomID, SK: "brief"})
@@ -786,6 +787,7 @@ func TestRoomDoubleChangeBetweenReadAndWrite(t *testing.T) {
 					}
 					hook.set(fn)
 					err := mu.call(e)
+					hook.raced(t, mu.name+" racing "+ch.name)
 					if err == nil {
 						t.Fatalf("%s racing a concurrent %s and %s: got success", mu.name, mu.name, ch.name)
 					}

@@ -249,24 +249,21 @@ func TestIdleSignedSessionIsBoundAgain(t *testing.T) {
 // binding fails, and the id stays ended.
 func TestCloseRacingBindAgain(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		hook := func() {}
-		f := newFixture(t, ad, withHook(&hook))
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		id := f.mustOpenSession()
 		cr := hub.Credentials{Bearer: f.a.BoxKey, SessionID: id, Transport: "mcp"}
 		if _, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{}); err != nil {
 			t.Fatalf("Prime: %v", err)
 		}
 		f.clock.Advance(time.Duration(f.h.Limits().SessionIdleSeconds+1) * time.Second)
-		var fired atomic.Bool
-		hook = func() {
-			if fired.CompareAndSwap(false, true) {
-				if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
-					t.Errorf("CloseSession racing a binding again: %v", err)
-				}
+		hook.set(func() {
+			if err := f.h.CloseSession(f.ctx, id, cr); err != nil {
+				t.Errorf("CloseSession racing a binding again: %v", err)
 			}
-		}
+		})
 		_, err := f.h.Prime(f.ctx, cr, hub.PrimeInput{})
-		hook = func() {}
+		hook.raced(t, "Prime(idle id) racing CloseSession")
 		wantCode(t, "Prime(idle id) racing CloseSession", err, apperr.NotPrimed)
 		wantCode(t, "CheckSession after the race", f.h.CheckSession(f.ctx, id, f.a.BoxKey), apperr.NotPrimed)
 	})

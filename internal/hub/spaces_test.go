@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,24 +276,21 @@ func mustList(f *fixture, cr hub.Credentials) []hub.SpaceSummary {
 // before it writes: the write's membership check refuses it.
 func TestRemovedMemberCannotOutrunRemoval(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		hook := func() {}
-		f := newFixture(t, ad, withHook(&hook))
+		var hook onceHook
+		f := newFixture(t, ad, withOnceHook(&hook))
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		priv := mustCreateSpace(f, crA, "private", "Private")
 		if _, err := addMember(f, crA, priv.ID, f.b.AgentID); err != nil {
 			t.Fatalf("AddSpaceMember: %v", err)
 		}
-		var fired atomic.Bool
-		hook = func() {
-			if fired.CompareAndSwap(false, true) {
-				if _, err := removeMember(f, crA, priv.ID, f.b.AgentID); err != nil {
-					t.Errorf("RemoveSpaceMember: %v", err)
-				}
+		hook.set(func() {
+			if _, err := removeMember(f, crA, priv.ID, f.b.AgentID); err != nil {
+				t.Errorf("RemoveSpaceMember: %v", err)
 			}
-		}
+		})
 		_, err := updateSpace(f, crB, priv.ID, 1, "Sneaky", "active", "")
+		hook.raced(t, "UpdateSpace racing the member's removal")
 		wantCode(t, "UpdateSpace racing the member's removal", err, apperr.NotFoundOrForbidden)
-		hook = func() {}
 		got, _ := getSpace(f, crA, priv.ID)
 		if got.Space.Version != 1 || got.Space.Title != "Private" {
 			t.Fatalf("space = %+v, want version 1 untouched", got.Space)
@@ -567,6 +563,7 @@ func TestRemovedMemberLearnsNoVersion(t *testing.T) {
 		}
 		hook.set(fn)
 		_, err = updateSpace(f, crB, priv.ID, 1, "Sneaky", "active", "")
+		hook.raced(t, "UpdateSpace by a member removed meanwhile")
 		if err == nil {
 			t.Fatalf("UpdateSpace by a member removed meanwhile: got success, want %s", unknown)
 		}
