@@ -34,12 +34,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/hub/table"
-	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/ctxtime"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/google/uuid"
@@ -136,17 +136,13 @@ func (h *Hub) finish(ctx context.Context, id string) error {
 	}
 }
 
-// sleepBackoff waits a jittered, doubling delay before attempt n (n ≥ 1).
+// sleepBackoff waits a jittered, doubling delay before attempt n (n ≥ 1),
+// or until ctx ends (the domain's error then).
 func sleepBackoff(ctx context.Context, n int) error {
-	ceiling := time.Millisecond << min(n, 6)
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling))) + 100*time.Microsecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return apperr.Normalize(ctx.Err())
-	case <-t.C:
-		return nil
+	if err := ctxtime.Sleep(ctx, ctxtime.Backoff(time.Millisecond, 0, 100*time.Microsecond, n)); err != nil {
+		return apperr.Normalize(err)
 	}
+	return nil
 }
 
 // SweepGrace is how long an intent may stay open before the sweep takes it

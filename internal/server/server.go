@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
@@ -269,20 +270,13 @@ const intentSweepInterval = 30 * time.Second
 // sweepIntents runs the hub's intent sweep every intentSweepInterval until
 // ctx ends.
 func (s *Server) sweepIntents(ctx context.Context, h *hub.Hub) {
-	t := time.NewTicker(intentSweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := h.Sweep(ctx, hub.SweepGrace, 100); err != nil {
-				s.log.Warn("intent sweep failed", "err", err)
-			} else if n > 0 {
-				s.log.Info("intent sweep finished abandoned operations", "count", n)
-			}
+	ctxtime.Every(ctx, intentSweepInterval, func(ctx context.Context) {
+		if n, err := h.Sweep(ctx, hub.SweepGrace, 100); err != nil {
+			s.log.Warn("intent sweep failed", "err", err)
+		} else if n > 0 {
+			s.log.Info("intent sweep finished abandoned operations", "count", n)
 		}
-	}
+	})
 }
 
 // newHTTPServer is an HTTP server with the timeouts and limits above.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/store"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -89,16 +90,9 @@ func (s *Store) sweepOnce(now int64, after []byte, max int) (removed int, next [
 // SweepEvery runs Sweep every interval until ctx ends; the local server
 // starts it beside the HTTP listener.
 func (s *Store) SweepEvery(ctx context.Context, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Sweep(ctx, 1<<20); err != nil && ctx.Err() == nil && onErr != nil {
-				onErr(err)
-			}
+	ctxtime.Every(ctx, interval, func(ctx context.Context) {
+		if _, err := s.Sweep(ctx, 1<<20); err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
 		}
-	}
+	})
 }

@@ -63,7 +63,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -71,6 +70,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -323,7 +323,7 @@ func (s *Store) batchGetChunk(ctx context.Context, chunk []store.Key, now int64)
 	stalls := 0
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
-			if err := sleep(ctx, backoff(stalls)); err != nil {
+			if err := ctxtime.Sleep(ctx, backoff(stalls)); err != nil {
 				return nil, mapReadError("BatchGetItem", fmt.Errorf("unprocessed keys: %w", err))
 			}
 		}
@@ -466,19 +466,7 @@ func indexAttrs(i store.Index) (pk, sk, name string, err error) {
 // backoff returns a full-jitter exponential delay: up to 25ms doubled per
 // failed round, capped at one second.
 func backoff(round int) time.Duration {
-	ceil := min(25*time.Millisecond<<min(round, 6), time.Second)
-	return time.Duration(rand.Int64N(int64(ceil))) + time.Millisecond
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return ctxtime.Backoff(25*time.Millisecond, time.Second, time.Millisecond, round)
 }
 
 // errMalformed reports a stored item the adapter cannot decode, without

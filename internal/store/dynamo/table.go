@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -185,7 +186,7 @@ func waitActive(ctx context.Context, client *dynamodb.Client, table string) erro
 		if ready {
 			return nil
 		}
-		if err := sleep(ctx, tableWaitPoll); err != nil {
+		if err := ctxtime.Sleep(ctx, tableWaitPoll); err != nil {
 			return fmt.Errorf("dynamo: wait for table: %w", err)
 		}
 	}

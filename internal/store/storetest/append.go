@@ -34,9 +34,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -144,14 +144,8 @@ func head(ctx context.Context, s store.Store, counter store.Key) (uint64, error)
 // ceiling that doubles from 1ms to 64ms, so that writers colliding on one
 // counter spread out instead of colliding again in lockstep.
 func backoff(ctx context.Context, attempt int) error {
-	ceiling := time.Millisecond << min(attempt-1, 6)
-	d := time.Duration(rand.Int64N(int64(ceiling))) + 100*time.Microsecond
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("store: append: %w", ctx.Err())
-	case <-t.C:
-		return nil
+	if err := ctxtime.Sleep(ctx, ctxtime.Backoff(time.Millisecond, 0, 100*time.Microsecond, attempt-1)); err != nil {
+		return fmt.Errorf("store: append: %w", err)
 	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/ctxtime"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -32,16 +33,7 @@ func (l *Latency) trip(ctx context.Context, fn func() error) error {
 	return err
 }
 
-func (l *Latency) wait(ctx context.Context) error {
-	t := time.NewTimer(l.RTT / 2)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func (l *Latency) wait(ctx context.Context) error { return ctxtime.Sleep(ctx, l.RTT/2) }
 
 // Get adds one round trip.
 func (l *Latency) Get(ctx context.Context, k store.Key) (it *store.Item, err error) {
