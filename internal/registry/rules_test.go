@@ -200,8 +200,8 @@ func TestEveryToolSurvivesStoreFaults(t *testing.T) {
 			{"WritesTimeOut", nil, fmt.Errorf("no answer: %w", store.ErrTimeout), apperr.TemporarilyUnavailable, declaring(w.r, apperr.StorageFailure)},
 			{"WritesFail", nil, errStorage, apperr.StorageFailure, declaring(w.r, apperr.StorageFailure)},
 		} {
-			w.fault.failReads(fault.reads)
-			w.fault.failWrites(fault.writes)
+			w.fault.FailReads(fault.reads)
+			w.fault.FailWrites(fault.writes)
 			for _, tl := range w.r.Tools() {
 				_, err := w.call(tl.Name, w.alice, args[tl.Name])
 				if slices.Contains(fault.tools, tl) {
@@ -210,8 +210,8 @@ func TestEveryToolSurvivesStoreFaults(t *testing.T) {
 				// Any other tool may succeed (a read whose receipt is
 				// lost) or answer a code it lists (the guard in call).
 			}
-			w.fault.failReads(nil)
-			w.fault.failWrites(nil)
+			w.fault.FailReads(nil)
+			w.fault.FailWrites(nil)
 		}
 		for _, tl := range w.r.Tools() {
 			out, err := w.call(tl.Name, w.alice, args[tl.Name])

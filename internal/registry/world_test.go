@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
@@ -29,7 +28,7 @@ type world struct {
 	r     *registry.Registry
 	rec   *registrytest.Recorder
 	st    *teststores.Counting
-	fault *faultStore
+	fault *teststores.Faults
 	clock *teststores.Clock
 
 	alice, bob, carol, mallory *hub.AgentInfo
@@ -45,7 +44,7 @@ func newWorld(t testing.TB, ad teststores.Adapter) *world {
 	t.Helper()
 	w := &world{t: t, ctx: context.Background(), rec: registrytest.NewRecorder(), session: map[string]string{}}
 	hw := hubtest.New(t, ad, hubtest.Config{Room: true, Wrap: []func(store.Store) store.Store{
-		func(s store.Store) store.Store { w.fault = &faultStore{Store: s}; return w.fault },
+		func(s store.Store) store.Store { w.fault = teststores.NewFaults(s); return w.fault },
 	}})
 	w.h, w.st, w.clock = hw.Hub, hw.Store, hw.Clock
 	w.r = registry.New(w.rec.Option())
@@ -177,49 +176,3 @@ func (w *world) num(v map[string]any, path ...string) string {
 // errStorage is a store failure that is neither load nor a timeout: its
 // outcome is unknown.
 var errStorage = errors.New("the disk is on fire")
-
-// faultStore fails reads or writes on demand, as an engine does.
-type faultStore struct {
-	store.Store
-	mu           sync.Mutex
-	reads, write error
-}
-
-// failReads makes every read fail with err (nil: none).
-func (f *faultStore) failReads(err error) { f.mu.Lock(); f.reads = err; f.mu.Unlock() }
-
-// failWrites makes every write fail with err (nil: none).
-func (f *faultStore) failWrites(err error) { f.mu.Lock(); f.write = err; f.mu.Unlock() }
-
-func (f *faultStore) readErr() error { f.mu.Lock(); defer f.mu.Unlock(); return f.reads }
-
-func (f *faultStore) Get(ctx context.Context, k store.Key) (*store.Item, error) {
-	if err := f.readErr(); err != nil {
-		return nil, err
-	}
-	return f.Store.Get(ctx, k)
-}
-
-func (f *faultStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
-	if err := f.readErr(); err != nil {
-		return nil, err
-	}
-	return f.Store.BatchGet(ctx, keys)
-}
-
-func (f *faultStore) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
-	if err := f.readErr(); err != nil {
-		return nil, err
-	}
-	return f.Store.Query(ctx, q)
-}
-
-func (f *faultStore) Write(ctx context.Context, ops []store.Op) error {
-	f.mu.Lock()
-	err := f.write
-	f.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return f.Store.Write(ctx, ops)
-}

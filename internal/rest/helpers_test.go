@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -230,57 +228,4 @@ type checkpointOut struct {
 func saveBody(expected, idem, text string) string {
 	b, _ := json.Marshal(map[string]string{"expected_revision": expected, "idempotency_key": idem, "body_md": text})
 	return string(b)
-}
-
-// faultStore fails reads and writes with err once armed, or panics when
-// panicking is set. It stands in for faults a real engine cannot be made to
-// produce on demand (throttling, an engine outage).
-type faultStore struct {
-	store.Store
-	mu    sync.Mutex
-	err   error
-	panic bool
-}
-
-func (f *faultStore) arm(err error, panicking bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.err, f.panic = err, panicking
-}
-
-func (f *faultStore) fault() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.panic {
-		panic("faultStore: injected panic")
-	}
-	return f.err
-}
-
-func (f *faultStore) Get(ctx context.Context, k store.Key) (*store.Item, error) {
-	if err := f.fault(); err != nil {
-		return nil, err
-	}
-	return f.Store.Get(ctx, k)
-}
-
-func (f *faultStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
-	if err := f.fault(); err != nil {
-		return nil, err
-	}
-	return f.Store.BatchGet(ctx, keys)
-}
-
-func (f *faultStore) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
-	if err := f.fault(); err != nil {
-		return nil, err
-	}
-	return f.Store.Query(ctx, q)
-}
-
-func (f *faultStore) Write(ctx context.Context, ops []store.Op) error {
-	if err := f.fault(); err != nil {
-		return err
-	}
-	return f.Store.Write(ctx, ops)
 }

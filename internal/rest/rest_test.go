@@ -572,10 +572,12 @@ func TestStoreFaults(t *testing.T) {
 		{"Panic", nil, true, http.StatusInternalServerError, apperr.StorageFailure, "", "ERROR", "injected panic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := &faultStore{Store: boltStore(t)}
+			fs := teststores.NewFaults(boltStore(t))
 			e := newEnv(t, fs, nil)
 			sid := e.prime(e.alice.BoxKey)
-			fs.arm(tc.err, tc.panicking)
+			fs.FailReads(tc.err)
+			fs.FailWrites(tc.err)
+			fs.Panic(tc.panicking)
 
 			r := e.do(t, req{method: "GET", path: "/v1/checkpoint", key: e.alice.BoxKey, session: sid})
 			env := r.wantError(t, "GET /v1/checkpoint on a faulty store", tc.status, tc.code)
