@@ -31,6 +31,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/hub/hubtest"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store/dynamo"
 	"github.com/agentbox/agentbox/internal/store/dynamo/dynamotest"
 	"github.com/agentbox/agentbox/internal/store/teststores"
@@ -104,29 +105,11 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// lockedBuffer collects a process's output for the failure report.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // emulator is one function running under aws-lambda-rie.
 type emulator struct {
 	name string
 	addr string
-	out  *lockedBuffer
+	out  *reqlogtest.Buffer // the process's output, for the failure report
 }
 
 // startEmulator runs bootstrap under the emulator on free loopback ports,
@@ -139,7 +122,7 @@ type emulator struct {
 // bound: a hang is the test binary's -timeout to report.
 func startEmulator(t *testing.T, rie, name, bootstrap string, env []string) *emulator {
 	t.Helper()
-	e := &emulator{name: name, out: &lockedBuffer{}}
+	e := &emulator{name: name, out: &reqlogtest.Buffer{}}
 	for range emulatorStarts {
 		e.addr = freePort(t)
 		cmd := exec.Command(rie,

@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -46,9 +46,9 @@ func TestIntentLeftForTheSweepIsLogged(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		sf := &stepFailure{}
 		f := newFixture(t, ad, func(s store.Store) store.Store { sf.Store = s; return sf })
-		var logs bytes.Buffer
+		logs := &reqlogtest.Buffer{}
 		f.h = hub.New(f.st, hub.Options{Now: f.clock.Now, OrderedWrites: ad.OrderedWrites,
-			Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		cr := ibShownToBob(f, 200, hub.FilterAll)
 		const warning = `"msg":"intent left for the sweep"`
 

@@ -190,63 +190,50 @@ func TestForMatchesSeed002(t *testing.T) {
 	}
 }
 
+// A field's type or tags the generator refuses: each row is a struct of
+// one field, Field, with the type and the tags beside json:"field".
+var badFields = []struct {
+	typ  reflect.Type
+	tags string
+	want []string // substrings of the error, beyond the struct and Field
+}{
+	{reflect.TypeFor[string](), `schema:"maxLength=many"`, []string{"maxLength"}},
+	{reflect.TypeFor[int](), `schema:"maxLength=3"`, []string{"does not apply"}},
+	{reflect.TypeFor[string](), `schema:"pattern=^[a-z$"`, []string{"pattern"}},
+	{reflect.TypeFor[string](), `schema:"format=email"`, []string{"not supported"}},
+	{reflect.TypeFor[[]int](), `schema:"itemFormat=uuid"`, []string{"itemFormat", "array of strings"}},
+	{reflect.TypeFor[string](), `schema:"maxLength=3,maxLength=4"`, []string{"repeats"}},
+	{reflect.TypeFor[string](), `schema:"minLength=5,maxLength=4"`, []string{"exceeds"}},
+	{reflect.TypeFor[uint8](), `schema:"maximum=300"`, []string{"widen"}},
+	{reflect.TypeFor[uint](), `schema:"minimum=-1"`, []string{"widen"}},
+	{reflect.TypeFor[[]string](), `schema:"uniqueItems=true"`, []string{"bare flag"}},
+	{reflect.TypeFor[int](), `schema:"enum=1|two"`, []string{"not an integer"}},
+	{reflect.TypeFor[Revision](), `schema:"pattern=^1$"`, []string{"own pattern"}},
+	{reflect.TypeFor[int](), `example:"\"three\""`, []string{"example", "must be an integer"}},
+	{reflect.TypeFor[string](), `schema:"maxLength=3" example:"toolong"`, []string{"example", "at most 3 characters"}},
+	{reflect.TypeFor[string](), `schema:"enum=a|b" example:"c"`, []string{"example", "allowed values"}},
+	{reflect.TypeFor[int](), `json:"field,string"`, []string{",string"}},
+	{reflect.TypeFor[[]byte](), ``, []string{"base64"}},
+	{reflect.TypeFor[customJSON](), ``, []string{"custom JSON"}},
+	{reflect.TypeFor[ptrProvider](), ``, []string{"pointer receiver"}},
+	{reflect.TypeFor[chan int](), ``, []string{"chan"}},
+	{reflect.TypeFor[map[int]string](), ``, []string{"non-string keys"}},
+	{reflect.TypeFor[error](), ``, []string{"interface"}},
+}
+
+// badField is badFields' row i as a struct type.
+func badField(i int) reflect.Type {
+	tag := badFields[i].tags
+	if !strings.HasPrefix(tag, `json:`) {
+		tag = strings.TrimSpace(`json:"field" ` + tag)
+	}
+	return reflect.StructOf([]reflect.StructField{{Name: "Field", Type: badFields[i].typ, Tag: reflect.StructTag(tag)}})
+}
+
+// Refused shapes beyond a single field's type and tags.
 type (
 	badTagKey struct {
 		Field string `json:"field" schema:"maxLen=3"`
-	}
-	badTagValue struct {
-		Field string `json:"field" schema:"maxLength=many"`
-	}
-	badTagApplies struct {
-		Field int `json:"field" schema:"maxLength=3"`
-	}
-	badTagPattern struct {
-		Field string `json:"field" schema:"pattern=^[a-z$"`
-	}
-	badTagFormat struct {
-		Field string `json:"field" schema:"format=email"`
-	}
-	badTagRepeat struct {
-		Field string `json:"field" schema:"maxLength=3,maxLength=4"`
-	}
-	badTagRange struct {
-		Field string `json:"field" schema:"minLength=5,maxLength=4"`
-	}
-	badTagWidens struct {
-		Field uint8 `json:"field" schema:"maximum=300"`
-	}
-	badTagNegative struct {
-		Field uint `json:"field" schema:"minimum=-1"`
-	}
-	badTagUnique struct {
-		Field []string `json:"field" schema:"uniqueItems=true"`
-	}
-	badTagEnumInt struct {
-		Field int `json:"field" schema:"enum=1|two"`
-	}
-	badTagProviderPattern struct {
-		Field Revision `json:"field" schema:"pattern=^1$"`
-	}
-	badExampleType struct {
-		Field int `json:"field" example:"\"three\""`
-	}
-	badExampleRule struct {
-		Field string `json:"field" schema:"maxLength=3" example:"toolong"`
-	}
-	badExampleEnum struct {
-		Field string `json:"field" schema:"enum=a|b" example:"c"`
-	}
-	badStringOption struct {
-		Field int `json:"field,string"`
-	}
-	badBytes struct {
-		Field []byte `json:"field"`
-	}
-	badMarshaler struct {
-		Field customJSON `json:"field"`
-	}
-	badPointerProvider struct {
-		Field ptrProvider `json:"field"`
 	}
 	badDuplicate struct {
 		Meta
@@ -257,15 +244,6 @@ type (
 	}
 	badRecursive struct {
 		Next *badRecursive `json:"next,omitempty"`
-	}
-	badChan struct {
-		Field chan int `json:"field"`
-	}
-	badMapKey struct {
-		Field map[int]string `json:"field"`
-	}
-	badInterface struct {
-		Field error `json:"field"`
 	}
 	badNested struct {
 		Inner []badTagKey `json:"inner"`
@@ -291,40 +269,25 @@ type ptrProvider string
 
 func (*ptrProvider) JSONSchema() *schema.Schema { return &schema.Schema{Type: "string"} }
 
+// TestForErrors: every refused type fails For with an error that names the
+// refusing type and field and says why.
 func TestForErrors(t *testing.T) {
-	tests := []struct {
+	type refused struct {
 		typ  reflect.Type
 		want []string // substrings of the error
-	}{
+	}
+	tests := []refused{
 		{reflect.TypeFor[badTagKey](), []string{"badTagKey", "Field", "unknown keyword"}},
-		{reflect.TypeFor[badTagValue](), []string{"badTagValue", "Field", "maxLength"}},
-		{reflect.TypeFor[badTagApplies](), []string{"badTagApplies", "Field", "does not apply"}},
-		{reflect.TypeFor[badTagPattern](), []string{"badTagPattern", "Field", "pattern"}},
-		{reflect.TypeFor[badTagFormat](), []string{"badTagFormat", "Field", "not supported"}},
-		{reflect.TypeFor[badItemFormat](), []string{"badItemFormat", "Field", "itemFormat", "array of strings"}},
-		{reflect.TypeFor[badTagRepeat](), []string{"badTagRepeat", "Field", "repeats"}},
-		{reflect.TypeFor[badTagRange](), []string{"badTagRange", "Field", "exceeds"}},
-		{reflect.TypeFor[badTagWidens](), []string{"badTagWidens", "Field", "widen"}},
-		{reflect.TypeFor[badTagNegative](), []string{"badTagNegative", "Field", "widen"}},
-		{reflect.TypeFor[badTagUnique](), []string{"badTagUnique", "Field", "bare flag"}},
-		{reflect.TypeFor[badTagEnumInt](), []string{"badTagEnumInt", "Field", "not an integer"}},
-		{reflect.TypeFor[badTagProviderPattern](), []string{"badTagProviderPattern", "Field", "own pattern"}},
-		{reflect.TypeFor[badExampleType](), []string{"badExampleType", "Field", "example", "must be an integer"}},
-		{reflect.TypeFor[badExampleRule](), []string{"badExampleRule", "Field", "example", "at most 3 characters"}},
-		{reflect.TypeFor[badExampleEnum](), []string{"badExampleEnum", "Field", "example", "allowed values"}},
-		{reflect.TypeFor[badStringOption](), []string{"badStringOption", "Field", ",string"}},
-		{reflect.TypeFor[badBytes](), []string{"badBytes", "Field", "base64"}},
-		{reflect.TypeFor[badMarshaler](), []string{"badMarshaler", "Field", "custom JSON"}},
-		{reflect.TypeFor[badPointerProvider](), []string{"badPointerProvider", "Field", "pointer receiver"}},
 		{reflect.TypeFor[badDuplicate](), []string{"badDuplicate", "Source", "used twice"}},
 		{reflect.TypeFor[badEmbeddedTag](), []string{"badEmbeddedTag", "Meta", "embedded"}},
 		{reflect.TypeFor[badRecursive](), []string{"badRecursive", "Next", "recursive"}},
-		{reflect.TypeFor[badChan](), []string{"badChan", "Field", "chan"}},
-		{reflect.TypeFor[badMapKey](), []string{"badMapKey", "Field", "non-string keys"}},
-		{reflect.TypeFor[badInterface](), []string{"badInterface", "Field", "interface"}},
 		{reflect.TypeFor[badNested](), []string{"badNested", "Inner", "badTagKey", "Field"}},
 		{reflect.TypeFor[customJSON](), []string{"customJSON", "custom JSON"}},
 		{reflect.TypeFor[badPromotedProvider](), []string{"badPromotedProvider", "embeds"}},
+	}
+	for i, f := range badFields {
+		typ := badField(i)
+		tests = append(tests, refused{typ, append([]string{typ.String(), "Field"}, f.want...)})
 	}
 	for _, tt := range tests {
 		_, err := schema.For(tt.typ)
@@ -377,10 +340,6 @@ func assertJSON(t *testing.T, call string, got *schema.Schema, want string) {
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("%s =\n%s\nwant\n%s", call, gotJSON, wantJSON)
 	}
-}
-
-type badItemFormat struct {
-	Field []int `json:"field" schema:"itemFormat=uuid"`
 }
 
 // TestItemFormat: itemFormat gives an array's string items a format, which
