@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 )
 
 func TestInitializeIssuesSession(t *testing.T) {
@@ -81,14 +82,14 @@ func TestListTools(t *testing.T) {
 			if tool.Title != rt.Title || tool.Description != rt.Description {
 				t.Errorf("title/description = %q/%q, want %q/%q", tool.Title, tool.Description, rt.Title, rt.Description)
 			}
-			in := asJSON(t, tool.InputSchema)
-			if want := asJSON(t, rt.Input); !reflect.DeepEqual(in, want) {
+			in := registrytest.AsJSON[any](t, tool.InputSchema)
+			if want := registrytest.AsJSON[any](t, rt.Input); !reflect.DeepEqual(in, want) {
 				t.Errorf("inputSchema = %v, want the registry's %v", in, want)
 			}
 			if ap, _ := in.(map[string]any)["additionalProperties"]; ap != false {
 				t.Errorf("inputSchema.additionalProperties = %v, want false", ap)
 			}
-			if got, want := asJSON(t, tool.OutputSchema), asJSON(t, rt.Output); !reflect.DeepEqual(got, want) {
+			if got, want := registrytest.AsJSON[any](t, tool.OutputSchema), registrytest.AsJSON[any](t, rt.Output); !reflect.DeepEqual(got, want) {
 				t.Errorf("outputSchema = %v, want the registry's %v", got, want)
 			}
 			a := tool.Annotations
@@ -102,20 +103,6 @@ func TestListTools(t *testing.T) {
 			}
 		})
 	}
-}
-
-// asJSON normalizes a value through its JSON encoding.
-func asJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal %T: %v", v, err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("unmarshal %s: %v", b, err)
-	}
-	return out
 }
 
 // TestToolFlow runs the session and checkpoint story on every storage
@@ -164,8 +151,7 @@ func TestToolFlow(t *testing.T) {
 		if env.CurrentRevision == nil || *env.CurrentRevision != "1" {
 			t.Errorf("REVISION_CONFLICT current_revision = %v, want \"1\"", env.CurrentRevision)
 		}
-		var raw map[string]map[string]any
-		if b, _ := json.Marshal(res.StructuredContent); json.Unmarshal(b, &raw) != nil || raw["error"]["current_revision"] != "1" {
+		if raw := structured[map[string]map[string]any](t, res); raw["error"]["current_revision"] != "1" {
 			t.Errorf("structuredContent = %v, want error.current_revision the JSON string \"1\"", res.StructuredContent)
 		}
 

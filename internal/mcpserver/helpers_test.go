@@ -180,15 +180,7 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallT
 // structured decodes a result's structuredContent into T.
 func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
 	t.Helper()
-	var out T
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatalf("marshal structuredContent: %v", err)
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("structuredContent %s does not decode into %T: %v", b, out, err)
-	}
-	return out
+	return registrytest.AsJSON[T](t, res.StructuredContent)
 }
 
 // toolError is the structuredContent of a failed tool call.

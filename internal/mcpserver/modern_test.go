@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/version"
 )
@@ -226,7 +227,7 @@ func TestModernToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := asJSON(t, res.Tools), asJSON(t, legacy.Tools); !jsonEqual(got, want) {
+	if got, want := registrytest.AsJSON[any](t, res.Tools), registrytest.AsJSON[any](t, legacy.Tools); !jsonEqual(got, want) {
 		t.Errorf("the 2026-07-28 tools/list differs from the 2025 one")
 	}
 }

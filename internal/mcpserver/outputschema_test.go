@@ -164,10 +164,7 @@ func TestOutputSchemasHoldForEveryResult(t *testing.T) {
 			}
 			validate(label, f.Tool, res)
 			if kind == "success" && !res.IsError {
-				b, _ := json.Marshal(res.StructuredContent)
-				var m map[string]any
-				_ = json.Unmarshal(b, &m)
-				ok[f.Tool] = m
+				ok[f.Tool] = structured[map[string]any](t, res)
 				// A replay answers the compact receipt, not the whole
 				// result: a strict client validates it too.
 				if a, isMap := args.(map[string]any); isMap && a["idempotency_key"] != nil {

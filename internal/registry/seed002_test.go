@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/registry"
+	"github.com/agentbox/agentbox/internal/registry/registrytest"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
@@ -68,20 +69,6 @@ func loadJSON(t *testing.T, path string) any {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return v
-}
-
-// viaJSON normalizes v through its JSON encoding.
-func viaJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("json.Marshal(%T): %v", v, err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("json.Unmarshal(%s): %v", b, err)
-	}
-	return out
 }
 
 // sameStructure reports every difference between got and the seed's want
@@ -152,7 +139,7 @@ func TestUpdateSpaceContractMatchesSeed002(t *testing.T) {
 	if !ok {
 		t.Fatal("registry has no update_space")
 	}
-	c := viaJSON(t, tool.Contract()).(map[string]any)
+	c := registrytest.AsJSON[any](t, tool.Contract()).(map[string]any)
 	for _, block := range []struct{ key, file string }{
 		{"rest_contract", "testdata/seed002_update_space_rest.json"},
 		{"mcp_contract", "testdata/seed002_update_space_mcp.json"},
@@ -179,7 +166,7 @@ func TestSeed002Contracts(t *testing.T) {
 		}
 		n++
 		t.Run(tool.Name, func(t *testing.T) {
-			c := viaJSON(t, tool.Contract()).(map[string]any)
+			c := registrytest.AsJSON[any](t, tool.Contract()).(map[string]any)
 			mcp, _ := c["mcp_contract"].(map[string]any)
 			rest, _ := c["rest_contract"].(map[string]any)
 			if mcp == nil || rest == nil {
@@ -196,7 +183,7 @@ func TestSeed002Contracts(t *testing.T) {
 			}
 
 			// Output schema: the seed's, with this tool's name.
-			wantOut := viaJSON(t, seedMCP["output_schema"]).(map[string]any)
+			wantOut := registrytest.AsJSON[any](t, seedMCP["output_schema"]).(map[string]any)
 			wantOut["description"] = strings.ReplaceAll(wantOut["description"].(string), "update_space", tool.Name)
 			if !reflect.DeepEqual(mcp["output_schema"], wantOut) {
 				t.Errorf("output_schema = %v, want the seed's %v", mcp["output_schema"], wantOut)
@@ -254,7 +241,7 @@ func TestSeed002Contracts(t *testing.T) {
 			if !reflect.DeepEqual(args["required"], wantRequired) || args["additionalProperties"] != false {
 				t.Errorf("arguments_schema required %v additionalProperties %v, want %v and false", args["required"], args["additionalProperties"], wantRequired)
 			}
-			if !reflect.DeepEqual(args, viaJSON(t, tool.Input)) {
+			if !reflect.DeepEqual(args, registrytest.AsJSON[any](t, tool.Input)) {
 				t.Errorf("arguments_schema differs from the tool's input schema")
 			}
 
@@ -333,7 +320,7 @@ func TestGetHelpRendersSeed002(t *testing.T) {
 	}
 	got := out.(*registry.HelpOutput).Contract
 	tool, _ := r.Tool("update_space")
-	if want := viaJSON(t, tool.Contract()); !reflect.DeepEqual(viaJSON(t, got), want) {
+	if want := registrytest.AsJSON[any](t, tool.Contract()); !reflect.DeepEqual(registrytest.AsJSON[any](t, got), want) {
 		t.Errorf("get_help(update_space) = %v, want the tool's contract %v", got, want)
 	}
 	for _, k := range []string{"rest_contract", "mcp_contract"} {

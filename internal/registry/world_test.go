@@ -104,15 +104,7 @@ func (w *world) invokeOn(h *hub.Hub, tool string, cr hub.Credentials, args strin
 	if err != nil {
 		return nil, err
 	}
-	b, merr := json.Marshal(out)
-	if merr != nil {
-		w.t.Fatalf("%s: result does not marshal: %v", tool, merr)
-	}
-	var m map[string]any
-	if merr := json.Unmarshal(b, &m); merr != nil {
-		w.t.Fatalf("%s: result %s is not an object: %v", tool, b, merr)
-	}
-	return m, nil
+	return registrytest.AsJSON[map[string]any](w.t, out), nil
 }
 
 // call invokes tool as ag with its session.

@@ -1,9 +1,11 @@
 // Package registrytest holds the registry's error contract in tests: a
 // registry built with Guard fails the test whenever a tool answers a code
-// its contract does not list, whichever transport called it.
+// its contract does not list, whichever transport called it. AsJSON is
+// what a client of either transport sees of a tool's result.
 package registrytest
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -59,5 +61,21 @@ func (r *Recorder) TakeUndeclared() []string {
 	defer r.mu.Unlock()
 	out := r.undeclared
 	r.undeclared = nil
+	return out
+}
+
+// AsJSON is v through its JSON encoding, decoded into a T: with T any, the
+// generic form (maps, slices, float64, strings) a client sees, so results
+// and documents compare whatever Go types produced them.
+func AsJSON[T any](t testing.TB, v any) T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("json.Marshal(%T): %v", v, err)
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("json.Unmarshal(%s) into %T: %v", b, out, err)
+	}
 	return out
 }
