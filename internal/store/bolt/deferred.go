@@ -3,8 +3,9 @@ package bolt
 // Deferred Writes (store.Deferred).
 //
 // A deferred Write is decided when it is made: its conditions are
-// evaluated against the committed state and the deferred Writes not yet
-// committed (the overlay), and a failure is answered at once. It is then
+// evaluated against the committed state (bbolt and the overlay) and the
+// deferred Writes not yet committed (pending), and a failure is answered
+// at once. It is then
 // queued like any Write, but its caller does not wait: the next group
 // commit carries it (a Write queued after it lands in the same group or a
 // later one, so it is durable no later than that Write's answer), and when
@@ -224,9 +225,10 @@ func (c *committer) above(keys []store.Key) []layered {
 	return out
 }
 
-// partition returns what a Query of p takes from pending and the
-// overlay, before its snapshot as above.
-func (c *committer) partition(p partKey) partView {
+// partition returns what a Query of p between from and to (inclusive,
+// empty: open) takes from pending and the overlay, before its snapshot as
+// above: every key they decide in p, and copies of their items in range.
+func (c *committer) partition(p partKey, from, to string) partView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var v partView
@@ -241,7 +243,7 @@ func (c *committer) partition(p partKey) partView {
 		if it == nil {
 			return
 		}
-		if _, ok := inPartition(it, p); ok {
+		if sk, ok := inPartition(it, p); ok && sk >= from && (to == "" || sk <= to) {
 			v.items = append(v.items, cloneItem(it))
 		}
 	}

@@ -17,12 +17,16 @@ import (
 
 // TestConformanceCheckpointing runs the suite with checkpoints after
 // every group and after every few groups, so that reads merge the overlay
-// above bbolt in every proportion.
+// above bbolt in every proportion, and on serial commits.
 func TestConformanceCheckpointing(t *testing.T) {
-	for _, every := range []int64{1, 4 << 10} {
-		t.Run(fmt.Sprintf("every%dB", every), func(t *testing.T) {
+	for _, tc := range []struct {
+		every  int64
+		serial bool
+	}{{1, false}, {4 << 10, false}, {4 << 10, true}} {
+		every := tc.every
+		t.Run(fmt.Sprintf("every%dB/serial=%v", every, tc.serial), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
-				s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now})
+				s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now, SerialCommit: tc.serial})
 				bolt.CheckpointAt(s, every)
 				t.Cleanup(func() {
 					if err := s.Close(); err != nil {
@@ -263,5 +267,34 @@ func TestJournalConcurrentReadersSeeCommits(t *testing.T) {
 	b, _ := s.Query(ctx, store.Query{Index: store.GSI1, PK: "B"})
 	if len(a)+len(b) != items {
 		t.Errorf("after the race, gsi1 A and B hold %d + %d items, want %d in all", len(a), len(b), items)
+	}
+}
+
+// TestDeferredWriteDurableWithNextWrite is the rule inbox_ack rests on: a
+// deferred Write (a retrieval receipt) is journaled no later than the
+// next Write answered after it, so a crash after that answer finds both,
+// never the later Write without the receipt.
+func TestDeferredWriteDurableWithNextWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentbox.db")
+	s := openStore(t, path, bolt.Options{})
+	rcpt := &store.Item{PK: "ses#1", SK: "rcpts", Version: 1, Data: []byte("shown 1-5")}
+	if err := s.Write(store.Deferred(ctx), []store.Op{store.Put(rcpt, store.Absent)}); err != nil {
+		t.Fatalf("deferred Write = %v", err)
+	}
+	ack := &store.Item{PK: "inbox#1", SK: "acked", Version: 1}
+	if err := s.Write(ctx, []store.Op{store.Check(rcpt.Key(), store.AtVersion(1)), store.Put(ack, store.Absent)}); err != nil {
+		t.Fatalf("Write checking the deferred item = %v", err)
+	}
+	if err := bolt.Abandon(s); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, bolt.Options{})
+	defer s.Close()
+	for _, k := range []store.Key{rcpt.Key(), ack.Key()} {
+		if it, err := s.Get(ctx, k); err != nil || it == nil {
+			t.Errorf("Get(%v) after a crash following the second Write's answer = %+v, %v, want the item", k, it, err)
+		}
 	}
 }
