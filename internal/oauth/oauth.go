@@ -39,7 +39,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,6 +68,10 @@ type Config struct {
 	// Audience is this resource's identifier: the aud a token must carry
 	// (RFC 8707's resource, the public URL of the MCP endpoint, e.g.
 	// https://example.com/mcp), and the resource the metadata names.
+	// It may be empty only with AudienceFromScopes: then no token with an
+	// aud is accepted, and the metadata names the MCP endpoint of the
+	// address each request came to (how a stack learns its own URL, which
+	// its template cannot name without a dependency cycle).
 	Audience string
 	// ScopePrefix is prepended to the seed's scope names in tokens and in
 	// the metadata: Cognito writes a resource server's scopes as
@@ -95,8 +98,7 @@ type Config struct {
 // Resource is the configured resource server. It is safe for concurrent
 // use.
 type Resource struct {
-	cfg      Config
-	metadata []byte
+	cfg Config
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
@@ -108,13 +110,13 @@ func New(cfg Config) (*Resource, error) {
 	if err != nil || iss.Host == "" || (iss.Scheme != "https" && iss.Scheme != "http") {
 		return nil, errors.New("oauth: the issuer must be an http(s) URL")
 	}
-	if cfg.Audience == "" {
+	if cfg.Audience == "" && !cfg.AudienceFromScopes {
 		return nil, errors.New("oauth: an audience (this resource's identifier) is required")
 	}
 	if cfg.AudienceFromScopes && cfg.ScopePrefix == "" {
 		return nil, errors.New("oauth: audience from scopes needs a scope prefix")
 	}
-	if cfg.MetadataURL == "" {
+	if cfg.MetadataURL == "" && cfg.Audience != "" {
 		cfg.MetadataURL, err = metadataURL(cfg.Audience)
 		if err != nil {
 			return nil, err
@@ -132,11 +134,7 @@ func New(cfg Config) (*Resource, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	r := &Resource{cfg: cfg}
-	if r.metadata, err = json.Marshal(r.Metadata()); err != nil {
-		return nil, fmt.Errorf("oauth: encoding metadata: %w", err)
-	}
-	return r, nil
+	return &Resource{cfg: cfg}, nil
 }
 
 // metadataURL is RFC 9728 §3.1's well-known address for resource: the
@@ -213,7 +211,7 @@ func (r *Resource) Verify(ctx context.Context, raw string) (*hub.TokenIdentity, 
 // boundHere says whether a token of audience aud is for this resource.
 func (r *Resource) boundHere(aud []string, prefixedScopes bool) bool {
 	for _, a := range aud {
-		if a == r.cfg.Audience {
+		if a != "" && a == r.cfg.Audience {
 			return true
 		}
 	}
@@ -257,10 +255,10 @@ type Metadata struct {
 	ResourceName           string   `json:"resource_name,omitempty"`
 }
 
-// Metadata returns the document this resource serves.
-func (r *Resource) Metadata() Metadata {
+// Metadata returns the document this resource serves to req.
+func (r *Resource) Metadata(req *http.Request) Metadata {
 	return Metadata{
-		Resource:               r.cfg.Audience,
+		Resource:               r.resource(req),
 		AuthorizationServers:   []string{r.cfg.Issuer},
 		ScopesSupported:        r.Scopes(),
 		BearerMethodsSupported: []string{"header"},
@@ -268,8 +266,32 @@ func (r *Resource) Metadata() Metadata {
 	}
 }
 
-// MetadataURL is the address every challenge names.
-func (r *Resource) MetadataURL() string { return r.cfg.MetadataURL }
+// resource is the resource identifier: the audience, else the MCP
+// endpoint at the address req came to.
+func (r *Resource) resource(req *http.Request) string {
+	if r.cfg.Audience != "" {
+		return r.cfg.Audience
+	}
+	return origin(req) + "/mcp"
+}
+
+// MetadataURL is the metadata address the challenges to req name.
+func (r *Resource) MetadataURL(req *http.Request) string {
+	if r.cfg.MetadataURL != "" {
+		return r.cfg.MetadataURL
+	}
+	return origin(req) + WellKnown + "/mcp"
+}
+
+// origin is the scheme and host req came to: https behind TLS or a proxy
+// that says so (API Gateway sets X-Forwarded-Proto), else http.
+func origin(req *http.Request) string {
+	scheme := "http"
+	if req.TLS != nil || req.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + req.Host
+}
 
 // Handler serves the metadata at WellKnown and at its path form for /mcp,
 // and passes every other request to next with its challenges completed: a
@@ -284,7 +306,7 @@ func (r *Resource) Handler(next http.Handler) http.Handler {
 			r.serveMetadata(w, req)
 			return
 		}
-		next.ServeHTTP(&challengeWriter{ResponseWriter: w, r: r}, req)
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, r: r, meta: r.MetadataURL(req)}, req)
 	})
 }
 
@@ -299,28 +321,33 @@ func (r *Resource) serveMetadata(w http.ResponseWriter, req *http.Request) {
 	// Public and the same for everyone: browsers' clients may read it.
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Cache-Control", "max-age=300")
+	body, err := json.Marshal(r.Metadata(req))
+	if err != nil {
+		// Strings only: it always encodes.
+		panic("oauth: encoding metadata: " + err.Error())
+	}
 	w.WriteHeader(http.StatusOK)
 	if req.Method == http.MethodGet {
-		_, _ = w.Write(r.metadata)
+		_, _ = w.Write(body)
 	}
 }
 
-// Challenge completes a bearer challenge for status (401 or 403); other
-// statuses, and values that are no Bearer challenge, are returned as they
-// are.
-func (r *Resource) Challenge(status int, value string) string {
+// Challenge completes a bearer challenge for status (401 or 403) with the
+// metadata address meta; other statuses, and values that are no Bearer
+// challenge, are returned as they are.
+func (r *Resource) Challenge(status int, value, meta string) string {
 	if !strings.HasPrefix(value, "Bearer") {
 		return value
 	}
 	var add []string
 	switch status {
 	case http.StatusUnauthorized:
-		add = []string{`resource_metadata="` + r.cfg.MetadataURL + `"`, `scope="` + strings.Join(r.Scopes(), " ") + `"`}
+		add = []string{`resource_metadata="` + meta + `"`, `scope="` + strings.Join(r.Scopes(), " ") + `"`}
 	case http.StatusForbidden:
 		if !strings.Contains(value, `error="insufficient_scope"`) {
 			return value
 		}
-		add = []string{`resource_metadata="` + r.cfg.MetadataURL + `"`}
+		add = []string{`resource_metadata="` + meta + `"`}
 	default:
 		return value
 	}
@@ -335,6 +362,7 @@ func (r *Resource) Challenge(status int, value string) string {
 type challengeWriter struct {
 	http.ResponseWriter
 	r     *Resource
+	meta  string
 	wrote bool
 }
 
@@ -344,7 +372,7 @@ func (c *challengeWriter) WriteHeader(status int) {
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
 			h := c.Header()
 			if v := h.Get("WWW-Authenticate"); v != "" {
-				h.Set("WWW-Authenticate", c.r.Challenge(status, v))
+				h.Set("WWW-Authenticate", c.r.Challenge(status, v, c.meta))
 			}
 		}
 	}

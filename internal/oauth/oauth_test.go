@@ -416,3 +416,35 @@ func resign(t *testing.T, tok, kid string) string {
 	}
 	return out
 }
+
+// TestScopeBoundAudience is Cognito's shape: no configured audience, the
+// resource server's identifier as the scope prefix. The metadata then
+// names the endpoint each request came to, and a token that carries an
+// aud (minted for some resource) is refused: only aud-less tokens bound by
+// their scopes are this resource's.
+func TestScopeBoundAudience(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	res, err := oauth.New(oauth.Config{Issuer: w.op.URL, ScopePrefix: "https://rs.example/", AudienceFromScopes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := w.token(w.app, oauthtest.Subject1, "https://rs.example/"+hub.ScopeWrite)
+	if id, err := res.Verify(t.Context(), tok); err == nil {
+		t.Errorf("Verify(token with an aud, no audience configured) = %+v, want a refusal", id)
+	}
+	req := httptest.NewRequest("GET", oauth.WellKnown+"/mcp", nil)
+	req.Host = "abc.execute-api.eu-west-1.amazonaws.com"
+	req.Header.Set("X-Forwarded-Proto", "https")
+	rec := httptest.NewRecorder()
+	res.Handler(http.NotFoundHandler()).ServeHTTP(rec, req)
+	var md oauth.Metadata
+	_ = json.Unmarshal(rec.Body.Bytes(), &md)
+	if md.Resource != "https://abc.execute-api.eu-west-1.amazonaws.com/mcp" ||
+		md.ScopesSupported[1] != "https://rs.example/coordination:write" {
+		t.Errorf("metadata behind API Gateway = %s, want the request's own /mcp and prefixed scopes", rec.Body)
+	}
+	if _, err := oauth.New(oauth.Config{Issuer: w.op.URL}); err == nil {
+		t.Errorf("oauth.New without audience or scope binding succeeded")
+	}
+}
