@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -446,5 +448,72 @@ func TestScopeBoundAudience(t *testing.T) {
 	}
 	if _, err := oauth.New(oauth.Config{Issuer: w.op.URL}); err == nil {
 		t.Errorf("oauth.New without audience or scope binding succeeded")
+	}
+}
+
+// TestTypeScriptOAuthFlow runs the full authorization-code + PKCE flow
+// with the TypeScript SDK's OAuth client provider, starting from nothing
+// but the MCP URL (testdata/tsclient/oauth.mjs in internal/mcpserver, whose
+// package-lock.json pins the SDK), then the coordination loop as alice on
+// the token with bob on his key.
+func TestTypeScriptOAuthFlow(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs(filepath.Join("..", "mcpserver", "testdata", "tsclient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH: install Node.js 20 or later; the TypeScript OAuth test needs it")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("@modelcontextprotocol/sdk is not installed: run `npm ci --prefix %s` (make test does it)", dir)
+	}
+	w := newWorld(t, nil)
+	w.op.SetDefaultUser(oauthtest.Subject1)
+	ctx := t.Context()
+	dave, err := w.admin.CreateAgent(ctx, w.alice.BoxID, "dave", "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	room, err := w.admin.CreateRoom(ctx, w.alice.BoxID, "review", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{w.alice.AgentID, dave.AgentID} {
+		if _, err := w.admin.AddMember(ctx, room.RoomID, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := json.Marshal(map[string]string{"client_id": w.app.ID, "redirect_uri": w.app.RedirectURI,
+		"alice_id": w.alice.AgentID, "bob_key": dave.BoxKey, "bob_id": dave.AgentID, "room_id": room.RoomID})
+
+	run, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, "node", "oauth.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTBOX_URL="+w.resource, "AGENTBOX_CTX="+string(c))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node oauth.mjs: %v; stdout %q; stderr:\n%s", err, out, stderr.String())
+	}
+	var report struct {
+		Flow     map[string]any `json:"flow"`
+		Steps    []string       `json:"steps"`
+		Problems []string       `json:"problems"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("node oauth.mjs printed %q: %v", out, err)
+	}
+	for _, p := range report.Problems {
+		t.Errorf("oauth.mjs: %s", p)
+	}
+	if report.Flow["pkce"] != "S256" || report.Flow["resource"] != w.resource ||
+		report.Flow["scope"] != hub.ScopeRead+" "+hub.ScopeWrite {
+		t.Errorf("the authorization request = %v, want S256 PKCE, resource %s and the challenge's two scopes", report.Flow, w.resource)
+	}
+	if len(report.Steps) < 7 {
+		t.Errorf("oauth.mjs ran %v, want the whole loop", report.Steps)
 	}
 }

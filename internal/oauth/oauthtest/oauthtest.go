@@ -8,7 +8,7 @@
 // asked for, each client's tokens name the audience the test gives it (the
 // resource they are minted for, RFC 8707), and the login page signs in the
 // user the authorization request's login_hint names, at once (the test is
-// the user; Provider.DefaultUser when there is no hint).
+// the user; Provider.SetDefaultUser's when there is no hint).
 package oauthtest
 
 import (
@@ -41,8 +41,10 @@ const password = "verysecure"
 type Provider struct {
 	// URL is the issuer (no trailing slash).
 	URL string
-	// DefaultUser is the subject the login signs in without a login_hint.
-	DefaultUser string
+
+	// defaultUser is the subject the login signs in without a login_hint.
+	mu          sync.Mutex
+	defaultUser string
 
 	srv     *httptest.Server
 	storage *store
@@ -59,7 +61,7 @@ type Client struct {
 // Start runs a provider with clients registered; it stops with t.
 func Start(t testing.TB, clients ...Client) *Provider {
 	t.Helper()
-	p := &Provider{DefaultUser: Subject2}
+	p := &Provider{defaultUser: Subject2}
 	p.srv = httptest.NewUnstartedServer(nil)
 	p.URL = "http://" + p.srv.Listener.Addr().String()
 	users := storage.NewUserStore(p.URL)
@@ -92,6 +94,14 @@ func Start(t testing.TB, clients ...Client) *Provider {
 	return p
 }
 
+// SetDefaultUser makes the login sign in subject when a request has no
+// login_hint (a client that sends none, as the MCP SDKs do).
+func (p *Provider) SetDefaultUser(subject string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.defaultUser = subject
+}
+
 // login signs the request's user in and sends the browser back to the
 // provider, which redirects it to the client with a code.
 func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +111,9 @@ func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown auth request", http.StatusBadRequest)
 		return
 	}
-	sub := p.DefaultUser
+	p.mu.Lock()
+	sub := p.defaultUser
+	p.mu.Unlock()
 	if ar, ok := req.(*storage.AuthRequest); ok && ar.LoginHint != "" {
 		sub = ar.LoginHint
 	}
