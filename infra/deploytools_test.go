@@ -113,8 +113,9 @@ func TestSAMTransform(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":        1,
 		// One per function's first event (the webhook dispatcher's is its
 		// Redeliver schedule: its stream needs none), one per further
-		// MCP and view route, and the OpenAPI route.
-		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1,
+		// MCP and view route, the OpenAPI route and the OAuth metadata
+		// routes.
+		"AWS::Lambda::Permission":   functions + len(infra.MCPRoutes) - 1 + len(opview.Routes) - 1 + 1 + len(infra.OAuthMetadataRoutes),
 		"AWS::Serverless::Function": 0,
 	} {
 		if count[typ] != want {

@@ -182,6 +182,7 @@ func Template(r *registry.Registry) []byte {
 	w("    MaxValue: 100")
 	opsParameters(w)
 	webhookParameters(w) // webhook.go
+	oauthParameters(w)   // oauth.go
 	// Rate limits and quotas (internal/limits): every function reads them
 	// from its environment; "rate,burst" per second, 0 turns one off.
 	for _, st := range limits.Settings() {
@@ -197,7 +198,9 @@ func Template(r *registry.Registry) []byte {
 	w("  ReserveMcpConcurrency: !Not [!Equals [!Ref McpReservedConcurrency, 0]]")
 	opsConditions(w)
 	webhookConditions(w) // webhook.go
+	oauthConditions(w)   // oauth.go
 	w("")
+	oauthRules(w)
 	w("Globals:")
 	w("  Function:")
 	w("    Runtime: provided.al2023")
@@ -212,6 +215,7 @@ func Template(r *registry.Registry) []byte {
 	for _, st := range limits.Settings() {
 		w("        %s: !Ref %s", st.Env, st.Param)
 	}
+	oauthEnv(w) // oauth.go
 	w("    Tags:")
 	w("      agentbox:tenant: !Ref TenantName")
 	w("")
@@ -314,6 +318,7 @@ func Template(r *registry.Registry) []byte {
 	for _, m := range MCPRoutes {
 		mcp = append(mcp, route{event: "Mcp" + camel(strings.ToLower(m)), method: m, path: MCPPath})
 	}
+	mcp = append(mcp, oauthMetadataRoutes()...) // oauth.go
 	fn(MCPFunction, MCPName, WriterRole, "ReserveMcpConcurrency", "agentbox MCP endpoint (Streamable HTTP, every tool): "+MCPPath, mcp,
 		"env "+limits.InboxWaitEnv+": !Ref McpInboxWaitMaxSeconds")
 	// The sweep finishes multi-write operations whose caller died between
@@ -332,6 +337,7 @@ func Template(r *registry.Registry) []byte {
 		"agentbox webhook dispatcher: inbox heads from the table's stream, signed wake events out",
 		[]route{{event: "InboxHeads", stream: true}, {event: "Redeliver", schedule: WebhookRedeliverSchedule}})
 	webhookQueueAndAlarms(w)
+	oauthResources(w) // oauth.go
 
 	def := store.Definition()
 	w("  %s:", TableResource)
@@ -389,6 +395,7 @@ func Template(r *registry.Registry) []byte {
 	w("  TableName:")
 	w("    Description: The table; pass it to `agentbox admin --table`.")
 	w("    Value: %s", tableName)
+	oauthOutputs(w) // oauth.go
 	w("  Dashboard:")
 	w("    Description: The tenant's CloudWatch dashboard.")
 	w("    Value: !Sub \"https://${AWS::Region}.console.${AWS::URLSuffix}/cloudwatch/home?region=${AWS::Region}#dashboards:name=agentbox-${TenantName}\"")

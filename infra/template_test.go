@@ -175,6 +175,10 @@ func TestTemplateStructure(t *testing.T) {
 	for _, m := range infra.MCPRoutes {
 		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{m, infra.MCPPath})
 	}
+	for _, rt := range infra.OAuthMetadataRoutes {
+		method, p, _ := strings.Cut(rt, " ")
+		want[infra.MCPFunction] = append(want[infra.MCPFunction], routeKey{method, p})
+	}
 	// The intent sweep has a schedule and no route; the operator view its
 	// own routes.
 	want[infra.SweepFunction] = []routeKey{}

@@ -28,6 +28,7 @@ import (
 	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/hookclient"
 	"github.com/agentbox/agentbox/internal/limits"
+	"github.com/agentbox/agentbox/internal/oauth"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -46,6 +47,10 @@ const usage = `Usage:
       --endpoint targets a local engine (moto, DynamoDB Local) and
       --create-table creates the table there if it is missing. No admin
       socket: run 'agentbox admin ... --table NAME [--endpoint URL]'.
+      Either form takes --oauth-issuer URL --oauth-audience RESOURCE
+      [--oauth-scope-prefix P] [--oauth-audience-from-scopes]
+      [--oauth-metadata-url URL]: accept that issuer's access tokens
+      beside keys (link subjects with 'agentbox admin oauth-link').
   agentbox admin <command> [flags]
       Manage boxes, agents and keys; 'agentbox admin help' lists commands.
   agentbox call TOOL [JSON-OBJECT]
@@ -132,6 +137,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	endpoint := fs.String("endpoint", "", "DynamoDB endpoint URL of a local engine (moto, DynamoDB Local); with --table")
 	region := fs.String("region", "", "AWS region of the table (default: AWS_REGION or the shared config); with --table")
 	createTable := fs.Bool("create-table", false, "create the table if it does not exist; with --table and --endpoint only (a deployed stack's table belongs to its template)")
+	var oc oauth.Config
+	fs.StringVar(&oc.Issuer, "oauth-issuer", "", "accept OAuth access tokens of this OpenID issuer (exactly its iss); with --oauth-audience")
+	fs.StringVar(&oc.Audience, "oauth-audience", "", "this resource's identifier, the aud tokens must carry (the MCP endpoint's public URL)")
+	fs.StringVar(&oc.ScopePrefix, "oauth-scope-prefix", "", "prefix of the coordination scopes in tokens (Cognito: '<resource server identifier>/')")
+	fs.BoolVar(&oc.AudienceFromScopes, "oauth-audience-from-scopes", false, "accept tokens without aud whose scopes carry the prefix (Cognito's access tokens)")
+	fs.StringVar(&oc.MetadataURL, "oauth-metadata-url", "", "public URL of the protected resource metadata (default: derived from --oauth-audience)")
 	lim := limits.Default()
 	limits.RegisterFlags(fs, &lim)
 	if err := fs.Parse(args); err != nil {
@@ -152,6 +163,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := reqlog.NewLogger(stderr, lvl)
 	cfg := server.Config{Addr: *addr, DataDir: *data, Logger: log,
 		Table: *table, Endpoint: *endpoint, Region: *region, CreateTable: *createTable, Limits: &lim}
+	if oc.Issuer != "" || oc.Audience != "" {
+		cfg.OAuth = &oc
+	}
 	if err := server.Run(ctx, cfg, stdout); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			fmt.Fprintf(stderr, "agentbox serve: %s is already in use (another agentbox serve?): "+

@@ -84,3 +84,35 @@ func TestBuilderNeedsAFunction(t *testing.T) {
 		t.Errorf("builder(%q): %v, want the MCP handler", MCPFunction, err)
 	}
 }
+
+// TestInitializeOAuth: with the issuer and audience set, a function takes
+// tokens (an MCP request without credentials is challenged, naming the
+// metadata it serves); one of the two alone is a configuration error.
+func TestInitializeOAuth(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	base := map[string]string{EnvTable: "t", EnvRegion: "eu-west-1", EnvEndpoint: "http://127.0.0.1:1",
+		EnvOAuthIssuer: "https://issuer.example", EnvOAuthAudience: "https://agentbox.example/mcp"}
+	mcp := func(h *hub.Hub, l *slog.Logger) (http.Handler, error) { return mcpHandler(h, l), nil }
+	h, err := initialize(context.Background(), env(base), reqlog.NewLogger(discard{}, 0), nil, mcp)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/.well-known/oauth-protected-resource/mcp", nil))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"resource":"https://agentbox.example/mcp"`) {
+		t.Errorf("GET the metadata = %d %s, want 200 naming the resource", w.Code, w.Body)
+	}
+	r := httptest.NewRequest("POST", MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 401 || !strings.Contains(w.Header().Get("WWW-Authenticate"),
+		`resource_metadata="https://agentbox.example/.well-known/oauth-protected-resource/mcp"`) {
+		t.Errorf("POST %s without credentials = %d %q, want 401 naming the metadata", MCPPath, w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+	delete(base, EnvOAuthAudience)
+	if _, err := initialize(context.Background(), env(base), reqlog.NewLogger(discard{}, 0), nil, mcp); err == nil {
+		t.Errorf("initialize with %s but no %s succeeded", EnvOAuthIssuer, EnvOAuthAudience)
+	}
+}

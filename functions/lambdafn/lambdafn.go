@@ -22,6 +22,12 @@
 //   - AGENTBOX_METRICS_NAMESPACE (optional): the CloudWatch namespace of
 //     the function's Embedded Metric Format lines (emf.go); the template
 //     sets agentbox/<stack name>.
+//   - AGENTBOX_OAUTH_ISSUER, AGENTBOX_OAUTH_AUDIENCE (optional, together):
+//     accept OAuth access tokens of that issuer for that resource beside
+//     agent keys (internal/oauth); AGENTBOX_OAUTH_SCOPE_PREFIX,
+//     AGENTBOX_OAUTH_AUDIENCE_FROM_SCOPES ("true", for Cognito) and
+//     AGENTBOX_OAUTH_METADATA_URL refine it. The template sets them when
+//     its OAuth parameter is on.
 //   - AWS_XRAY_DAEMON_ADDRESS: set by Lambda; with it, the DynamoDB calls of
 //     a sampled invocation are X-Ray subsegments (xray.go).
 //
@@ -50,6 +56,7 @@ import (
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
 	"github.com/agentbox/agentbox/internal/metrics"
+	"github.com/agentbox/agentbox/internal/oauth"
 	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/reqlog"
@@ -65,6 +72,12 @@ const (
 	EnvTable    = "AGENTBOX_TABLE"
 	EnvEndpoint = "AGENTBOX_DYNAMODB_ENDPOINT"
 	EnvRegion   = "AWS_REGION"
+
+	EnvOAuthIssuer             = "AGENTBOX_OAUTH_ISSUER"
+	EnvOAuthAudience           = "AGENTBOX_OAUTH_AUDIENCE"
+	EnvOAuthScopePrefix        = "AGENTBOX_OAUTH_SCOPE_PREFIX"
+	EnvOAuthAudienceFromScopes = "AGENTBOX_OAUTH_AUDIENCE_FROM_SCOPES"
+	EnvOAuthMetadataURL        = "AGENTBOX_OAUTH_METADATA_URL"
 )
 
 // MCPPath is where the MCP function serves the endpoint; the template's MCP
@@ -162,30 +175,64 @@ func configFrom(getenv func(string) string) (config, error) {
 // with build, the handler.
 func initialize(ctx context.Context, getenv func(string) string, log *slog.Logger, rec metrics.Recorder,
 	build func(*hub.Hub, *slog.Logger) (http.Handler, error)) (http.Handler, error) {
-	h, err := newHub(ctx, getenv, log, rec)
+	h, res, err := newHubOAuth(ctx, getenv, log, rec)
 	if err != nil {
 		return nil, err
 	}
-	return build(h, log)
+	handler, err := build(h, log)
+	if err != nil || res == nil {
+		return handler, err
+	}
+	return res.Handler(handler), nil
+}
+
+// oauthFrom is the OAuth resource server the environment configures, nil
+// when it configures none.
+func oauthFrom(getenv func(string) string) (*oauth.Resource, error) {
+	iss, aud := getenv(EnvOAuthIssuer), getenv(EnvOAuthAudience)
+	if iss == "" && aud == "" {
+		return nil, nil
+	}
+	res, err := oauth.New(oauth.Config{Issuer: iss, Audience: aud, ScopePrefix: getenv(EnvOAuthScopePrefix),
+		AudienceFromScopes: getenv(EnvOAuthAudienceFromScopes) == "true", MetadataURL: getenv(EnvOAuthMetadataURL)})
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: %w", err)
+	}
+	return res, nil
 }
 
 // newHub builds the store and the hub from the environment; rec receives
 // the metrics.
 func newHub(ctx context.Context, getenv func(string) string, log *slog.Logger, rec metrics.Recorder) (*hub.Hub, error) {
+	h, _, err := newHubOAuth(ctx, getenv, log, rec)
+	return h, err
+}
+
+// newHubOAuth is newHub with the OAuth resource server the hub verifies
+// tokens with (nil: none), for the HTTP functions' challenges.
+func newHubOAuth(ctx context.Context, getenv func(string) string, log *slog.Logger, rec metrics.Recorder) (*hub.Hub, *oauth.Resource, error) {
 	cfg, err := configFrom(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	res, err := oauthFrom(getenv)
+	if err != nil {
+		return nil, nil, err
 	}
 	client, err := dynamo.NewClient(ctx, dynamo.Config{Region: cfg.region, Endpoint: cfg.endpoint,
 		APIOptions: tracingOptions(getenv)})
 	if err != nil {
-		return nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
+		return nil, nil, fmt.Errorf("lambdafn: DynamoDB client: %w", err)
 	}
 	lim, err := limits.FromEnv(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), hub.Options{Logger: log, Limits: &lim, Metrics: rec}), nil
+	opts := hub.Options{Logger: log, Limits: &lim, Metrics: rec}
+	if res != nil {
+		opts.Tokens = res
+	}
+	return hub.New(dynamo.New(client, cfg.table, dynamo.Options{}), opts), res, nil
 }
 
 // SweepResult is what one scheduled sweep reports.

@@ -8,11 +8,11 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"github.com/agentbox/agentbox/internal/hub/table"
 	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/apperr"
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/google/uuid"
 )
@@ -134,10 +134,10 @@ type Caller struct {
 	Profile *table.Profile
 	// ProfileVersion is the current profile version.
 	ProfileVersion uint64
-	// keyIDs are the presented keys, and keyVersions the versions their
-	// records were read at (authChecks).
-	keyIDs      []string
-	keyVersions []uint64
+	// creds are the credential records the call was authenticated with
+	// and the versions they were read at (authChecks): the presented
+	// keys' records, or a token's link and agent record.
+	creds []credCheck
 	// Session is the live session, nil when none was presented (only
 	// agent_prime and get_help run without one).
 	Session        *table.Session
@@ -188,23 +188,43 @@ func notPrimed() error {
 // checks out.
 func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra func(agentID string) []store.Key) (*Caller, []*store.Item, error) {
 	var keys []parsedKey
+	var tok *tokenCaller
 	for _, s := range []string{cr.Bearer, cr.ArgKey} {
 		if s == "" {
 			continue
 		}
 		p, ok := parseKey(s)
+		if !ok && s == cr.Bearer && h.tokens != nil {
+			// Not an agent key: an access token of the configured issuer,
+			// or nothing (oauthlink.go).
+			t, err := h.resolveToken(ctx, s)
+			if err != nil {
+				return nil, nil, err
+			}
+			tok = t
+			continue
+		}
 		if !ok {
 			return nil, nil, authFailed()
 		}
 		keys = append(keys, p)
 	}
-	if len(keys) == 0 {
+	if len(keys) == 0 && tok == nil {
 		return nil, nil, authFailed()
 	}
-	if len(keys) == 2 && keys[0].agentID != keys[1].agentID {
-		return nil, nil, authFailed()
+	var agentID string
+	if tok != nil {
+		agentID = tok.link.AgentID
+	} else {
+		agentID = keys[0].agentID
 	}
-	agentID := keys[0].agentID
+	for _, k := range keys {
+		// A token and a box_key, or a bearer key and a box_key, must name
+		// one agent.
+		if k.agentID != agentID {
+			return nil, nil, authFailed()
+		}
+	}
 	// One key sent both ways is checked once; two spellings of one key id
 	// with different secrets are both checked, so a wrong box_key is never
 	// carried by a right bearer (or the other way round).
@@ -267,6 +287,16 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		}
 		readOnly = readOnly || rec.Scope == ScopeRead
 	}
+	if tok != nil {
+		if tok.link.BoxID != agent.BoxID {
+			return nil, nil, authFailed()
+		}
+		ro, err := tok.readOnly()
+		if err != nil {
+			return nil, nil, err
+		}
+		readOnly = readOnly || ro
+	}
 	c := &Caller{BoxID: agent.BoxID, AgentID: agentID, Agent: agent, Profile: profile,
 		ProfileVersion: items[1].Version, Now: h.clock(), inboxHead: items[summaryAt], ReadOnly: readOnly}
 	c.Attention = &AttentionSummary{UnreadCount: unread(items[summaryAt], items[summaryAt+1]),
@@ -275,8 +305,13 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 		cr.Info.Attention = c.Attention
 	}
 	for i, k := range keys {
-		c.keyIDs = append(c.keyIDs, k.keyID)
-		c.keyVersions = append(c.keyVersions, items[2+i].Version)
+		c.creds = append(c.creds, credCheck{table.KeyRecordKey(k.keyID), items[2+i].Version})
+	}
+	if tok != nil {
+		// A link has no key record for a status change to rewrite, so the
+		// agent record itself is checked beside the link.
+		c.creds = append(c.creds, credCheck{table.OAuthLinkKey(tok.link.ID), tok.version},
+			credCheck{table.AgentKey(agentID), items[0].Version})
 	}
 
 	if sessIdx >= 0 && items[sessIdx] != nil {
@@ -318,13 +353,19 @@ func authChecks(c *Caller) []guardedOp {
 		op:     store.Check(table.ProfileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
 		onFail: func(context.Context) error { return profileOutdated() },
 	}}
-	for i, id := range c.keyIDs {
+	for _, cc := range c.creds {
 		ops = append(ops, guardedOp{
-			op:     store.Check(table.KeyRecordKey(id), store.AtVersion(c.keyVersions[i])),
+			op:     store.Check(cc.key, store.AtVersion(cc.version)),
 			onFail: func(context.Context) error { return authFailed() },
 		})
 	}
 	return ops
+}
+
+// credCheck is one credential record and the version it was read at.
+type credCheck struct {
+	key     store.Key
+	version uint64
 }
 
 func profileOutdated() error {

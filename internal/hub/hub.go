@@ -52,6 +52,10 @@ type Options struct {
 	// Metrics receives one record per sweep run; the transports read it
 	// (Metrics) to record their calls. nil records nothing.
 	Metrics metrics.Recorder
+	// Tokens, when set, accepts OAuth access tokens beside agent keys
+	// (oauthlink.go): a bearer that is not a key is verified by it and
+	// resolved through the owner's links. nil accepts keys only.
+	Tokens TokenVerifier
 }
 
 // intentKinds maps each kind of intent (intent.go) to its step, in the
@@ -83,12 +87,15 @@ type Hub struct {
 	hot *hotLocks
 	// metrics receives what an operator counts (package metrics).
 	metrics metrics.Recorder
+	// tokens verifies OAuth access tokens; nil takes keys only.
+	tokens TokenVerifier
 }
 
 // New returns a Hub over st.
 func New(st store.Store, opts Options) *Hub {
 	h := &Hub{st: readStore{st}, raw: st, now: opts.Now, log: opts.Logger, idle: opts.SessionIdle, idemTT: opts.IdempotencyTTL,
-		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites), metrics: opts.Metrics}
+		limits: newLimiter(opts.Limits), hot: newHotLocks(!opts.IndependentCalls, opts.OrderedWrites), metrics: opts.Metrics,
+		tokens: opts.Tokens}
 	if h.metrics == nil {
 		h.metrics = metrics.Nop{}
 	}
@@ -115,6 +122,10 @@ func (h *Hub) Store() store.Store { return h.raw }
 func (h *Hub) Metrics() metrics.Recorder { return h.metrics }
 
 func (h *Hub) clock() time.Time { return h.now().UTC() }
+
+// TakesTokens says whether the hub accepts OAuth access tokens, so a
+// transport can challenge a request that brings no credentials at all.
+func (h *Hub) TakesTokens() bool { return h.tokens != nil }
 
 // timestamp renders times the one way every DTO uses.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

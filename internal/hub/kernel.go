@@ -185,7 +185,7 @@ func (p *plan) del(k store.Key, cond store.Condition, onFail failure) {
 // record (counted whether or not the call has them, so a plan's shape
 // does not depend on its key), the auth checks and the rate shards.
 func (c *call) room(p *plan) int {
-	kernel := 1 + 1 + 1 + len(c.keyIDs) + len(c.rateOps)
+	kernel := 1 + 1 + 1 + len(c.creds) + len(c.rateOps)
 	return store.MaxWriteItems - len(p.ops) - kernel
 }
 

@@ -17,7 +17,7 @@ func TestStepRoom(t *testing.T) {
 
 // TestCallRoom counts the kernel's own ops out of a first write's room.
 func TestCallRoom(t *testing.T) {
-	c := &call{Caller: &Caller{keyIDs: []string{"a", "b"}}, rateOps: make([]guardedOp, 2)}
+	c := &call{Caller: &Caller{creds: make([]credCheck, 2)}, rateOps: make([]guardedOp, 2)}
 	p := &plan{}
 	p.add(make([]guardedOp, 10)...)
 	// 100 - 10 tool ops - idempotency - intent - profile check - 2 keys - 2 shards

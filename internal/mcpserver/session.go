@@ -174,6 +174,13 @@ func (s *handler) post(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, r, http.StatusUnauthorized, jsonrpc.ID{}, codeServerError, "Authentication failed.", "authorization header")
 		return
 	}
+	if key == "" && s.hub != nil && s.hub.TakesTokens() {
+		// With OAuth on, a request without credentials is the client's
+		// cue to authorize: the 401 names the resource metadata
+		// (internal/oauth completes the challenge).
+		s.reject(w, r, http.StatusUnauthorized, jsonrpc.ID{}, codeServerError, "Authentication required.", "no credentials")
+		return
+	}
 	if !isJSON(r.Header.Get("Content-Type")) {
 		s.reject(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json.", "content type")
 		return

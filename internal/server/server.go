@@ -40,6 +40,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/mcpserver"
+	"github.com/agentbox/agentbox/internal/oauth"
 	"github.com/agentbox/agentbox/internal/opview"
 	"github.com/agentbox/agentbox/internal/registry"
 	"github.com/agentbox/agentbox/internal/rest"
@@ -108,6 +109,9 @@ type Config struct {
 	// zero value is the production egress guard. Tests set a receiver's
 	// TLS roots and its loopback address here.
 	Webhooks webhook.ClientOptions
+	// OAuth, when set, accepts access tokens of its issuer beside agent
+	// keys and serves the protected resource metadata (internal/oauth).
+	OAuth *oauth.Config
 }
 
 // validate refuses flag combinations that would silently be ignored.
@@ -204,7 +208,15 @@ func Start(cfg Config) (_ *Server, err error) {
 		lim = &d
 	}
 	// bbolt's group commit answers concurrent Writes in call order.
-	h := hub.New(s.store, hub.Options{Logger: s.log, Limits: lim, OrderedWrites: embedded != nil})
+	opts := hub.Options{Logger: s.log, Limits: lim, OrderedWrites: embedded != nil}
+	var res *oauth.Resource
+	if cfg.OAuth != nil {
+		if res, err = oauth.New(*cfg.OAuth); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		opts.Tokens = res
+	}
+	h := hub.New(s.store, opts)
 	reg := registry.New()
 
 	s.apiLn, err = net.Listen("tcp", cfg.Addr)
@@ -223,7 +235,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	s.api = newHTTPServer(refuseAmbiguous(Handler(h, reg, s.log)), errLog)
+	api := Handler(h, reg, s.log)
+	if res != nil {
+		api = res.Handler(api)
+	}
+	s.api = newHTTPServer(refuseAmbiguous(api), errLog)
 	s.api.ConnContext = framedConnContext
 	go s.serve(s.api, framedListener{s.apiLn})
 	sweepCtx, stop := context.WithCancel(context.Background())

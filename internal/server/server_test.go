@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/admincli"
+	"github.com/agentbox/agentbox/internal/oauth"
 	"github.com/agentbox/agentbox/internal/server"
 	"github.com/agentbox/agentbox/internal/store/bolt"
 )
@@ -147,5 +148,36 @@ func TestRunPrintsURLs(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("Run printed %q, want it to contain %q", out.String(), want)
 		}
+	}
+}
+
+// TestStartWithOAuth: Config.OAuth puts the resource server in front of
+// both planes: the metadata is served, and MCP without credentials is
+// challenged. Nothing is fetched from the issuer until a token comes.
+func TestStartWithOAuth(t *testing.T) {
+	s, err := server.Start(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+		OAuth: &oauth.Config{Issuer: "http://127.0.0.1:1", Audience: "http://agentbox.example/mcp"}})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer s.Shutdown(context.Background())
+	resp, err := http.Get(s.URL() + oauth.WellKnown + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET the metadata = %d, want 200", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("POST", s.URL()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Errorf("POST /mcp without credentials = %d %q, want the 401 challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }

@@ -29,6 +29,8 @@
 //	agent#<agent>    count#memory         note counter (Version = revision, Count = notes)
 //	key#<key id>     key                  agent key record: hash of the secret, owner
 //	okey#<key id>    key                  owner key record; GSI1 box#<box>#ownerkeys / <created>#<id>
+//	oauth#<link>     link                 OAuth subject link (issuer, subject, client → agent);
+//	                                      GSI1 box#<box>#oauth / <created>#<link>
 //	ses#<session>    ses                  session (ExpiresAt = idle expiry); when bound,
 //	                                      GSI1 seen#<agent> / <last use ns 20>#<session>
 //	ses#<session>    ended                the state of a signed session id
@@ -129,6 +131,7 @@ var (
 	agentsIdx      = IndexFamily{Name: "box agents", GSI: store.GSI1, Prefix: "box#", Suffix: "#agents", Reader: "list_agents, operator view, migrate-listings"}
 	directoryIdx   = IndexFamily{Name: "directory", GSI: store.GSI2, Prefix: "box#", Suffix: "#directory", Reader: "directory search"}
 	ownerKeysIdx   = IndexFamily{Name: "owner keys", GSI: store.GSI1, Prefix: "box#", Suffix: "#ownerkeys", Reader: "list-owner-keys"}
+	oauthLinksIdx  = IndexFamily{Name: "box oauth links", GSI: store.GSI1, Prefix: "box#", Suffix: "#oauth", Reader: "oauth-list"}
 	roomsIdx       = IndexFamily{Name: "box rooms", GSI: store.GSI1, Prefix: "box#", Suffix: "#rooms", Reader: "list_rooms, operator view"}
 	requestsIdx    = IndexFamily{Name: "box requests", GSI: store.GSI1, Prefix: "box#", Suffix: "#requests", Reader: "operator view board"}
 	spacesIdx      = IndexFamily{Name: "box spaces", GSI: store.GSI1, Prefix: "box#", Suffix: "#spaces", Reader: "list_spaces, operator view"}
@@ -152,6 +155,7 @@ var Families = []Family{
 	), Indexes: idx(agentsIdx, directoryIdx, attentionIdx)},
 	{Name: "agent key", PK: "key#", SK: sks(exact("key"))},
 	{Name: "owner key", PK: "okey#", SK: sks(exact("key")), Indexes: idx(ownerKeysIdx)},
+	{Name: "oauth link", PK: "oauth#", SK: sks(exact("link")), Indexes: idx(oauthLinksIdx)},
 	{Name: "session", PK: "ses#", SK: sks(exact("ses"), exact("ended"), exact("rcpts"), ranged("rcpt#")), Indexes: idx(seenIdx)},
 	{Name: "idempotency", PK: "idem#", SK: sks(ranged("k#"))},
 	{Name: "cursor secret", PK: "config#cursor", Exact: true, SK: sks(exact("key"))},

@@ -56,6 +56,8 @@ var builders = map[string][]probe{
 	"KeyRecordKey":         key(table.KeyRecordKey("K")),
 	"OwnerKeyKey":          key(table.OwnerKeyKey("K")),
 	"BoxOwnerKeysIndex":    ix(store.GSI1, table.BoxOwnerKeysIndex("B")),
+	"OAuthLinkKey":         key(table.OAuthLinkKey(table.OAuthLinkID("https://issuer", "S", "C"))),
+	"BoxOAuthLinksIndex":   ix(store.GSI1, table.BoxOAuthLinksIndex("B")),
 	"SessionKey":           key(table.SessionKey("S")),
 	"EndedSessionKey":      key(table.EndedSessionKey("S")),
 	"ReceiptsKey":          key(table.ReceiptsKey("S")),
