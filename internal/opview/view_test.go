@@ -143,7 +143,7 @@ func TestRequestChart(t *testing.T) {
 // one is a 400 CURSOR_INVALID with nothing of the box.
 func TestCursorInQuery(t *testing.T) {
 	w := newWorld(t)
-	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?agents=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
+	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?cursor=x", "/ui/api/requests?to=" + w.bob.AgentID + "&cursor=x", "/ui/api/activity?older=x", "/ui/api/files?older=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
 		"/ui/api/agent/" + w.bob.AgentID + "?inbox=x"} {
 		resp, body := w.do(w.owner, "", "GET", path, nil)
 		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), "CURSOR_INVALID") || strings.Contains(string(body), "alice") {
