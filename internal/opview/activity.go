@@ -199,6 +199,8 @@ type Charts struct {
 	Activity, Daily        []int
 	Requests, RequestsWeek RequestActivity
 	Truncated              bool
+	// Now is the end of the charts' last bucket, for their labels.
+	Now time.Time
 }
 
 // recentEntries reads the box's activity index over the 7 days before
@@ -257,7 +259,7 @@ func bucket(now, t time.Time, w time.Duration, n int) (int, bool) {
 // store.MaxBatchGetKeys request items (the newest candidates).
 func (v *Model) charts(ctx context.Context, es []entry, now time.Time) (Charts, error) {
 	const hour, day = time.Hour, 24 * time.Hour
-	c := Charts{Activity: make([]int, 24), Daily: make([]int, 7),
+	c := Charts{Now: now, Activity: make([]int, 24), Daily: make([]int, 7),
 		Requests:     RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)},
 		RequestsWeek: RequestActivity{Opened: make([]int, 7), Answered: make([]int, 7)}}
 	var candidates []entry
@@ -308,7 +310,8 @@ func (v *Model) charts(ctx context.Context, es []entry, now time.Time) (Charts, 
 // ViewFileRef is one file reference of a message, with its access
 // reports.
 type ViewFileRef struct {
-	MessageID, AuthorName string
+	MessageID             string
+	AuthorID, AuthorName  string
 	RoomID, RoomName      string
 	DM                    bool
 	PeerID, PeerName      string
@@ -406,7 +409,7 @@ func (v *Model) fileRefs(ctx context.Context, msgs []*table.Message) ([]ViewFile
 		truncated := len(items) > ViewReportsPerMessage
 		items = items[:min(len(items), ViewReportsPerMessage)]
 		for _, f := range m.Files {
-			ref := ViewFileRef{MessageID: m.ID, AuthorName: m.AuthorName, RoomID: ev.RoomID, RoomName: ev.RoomName, DM: ev.DM,
+			ref := ViewFileRef{MessageID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, RoomID: ev.RoomID, RoomName: ev.RoomName, DM: ev.DM,
 				PeerID: ev.PeerID, PeerName: ev.PeerName, SentAt: m.SentAt, Label: f.DisplayName, URL: f.URL, MediaType: f.MediaType,
 				VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, ReportsTruncated: truncated}
 			for _, it := range items {

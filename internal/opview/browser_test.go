@@ -123,7 +123,7 @@ func TestBrowser(t *testing.T) {
 
 	open("#room/"+w.room.RoomID, `section[data-page="room"]`)
 	room := text(`section[data-page="room"]`)
-	wantAll("room", room, "Plan the release.", "Please review the parser", "request → 1", "mentions 1", "1 replies", "follows", "https://example.com/f.md",
+	wantAll("room", room, "Plan the release.", "Please review the parser", "request → 1", "mentions 1", "1 reply", "follows", "https://example.com/f.md",
 		": open")
 
 	// A message sent after the page loaded appears on refresh.
