@@ -121,7 +121,7 @@ func newWorld(t *testing.T) *world {
 	w.bob = must(w.admin.CreateAgent(ctx, w.box, `bob <img src=x onerror="window.__pwned=1">`, "reviewer")).(*hub.AgentInfo)
 	w.rita = must(w.admin.CreateAgentScoped(ctx, w.box, "rita", "auditor", hub.ScopeRead)).(*hub.AgentInfo)
 	w.carol = must(w.admin.CreateAgent(ctx, w.other, "carol", "")).(*hub.AgentInfo)
-	brief := "Plan the release.\n\n" + strings.Join(xss, "\n\n")
+	brief := "# Release plan\n\nPlan the release.\n\n" + strings.Join(xss, "\n\n")
 	w.room = must(w.admin.CreateRoom(ctx, w.box, `planning <svg onload="window.__pwned=1">`, brief)).(*hub.RoomInfo)
 	for _, a := range []*hub.AgentInfo{w.alice, w.bob, w.rita} {
 		must(w.admin.AddMember(ctx, w.room.RoomID, a.AgentID))
@@ -147,10 +147,13 @@ func newWorld(t *testing.T) *world {
 		var sent struct {
 			ID string `json:"message_id"`
 		}
+		// Every other file pins its content; the rest are unversioned.
+		file := map[string]string{"url": "https://example.com/f.md", "display_name": label(body)}
+		if i%2 == 0 {
+			file["sha256"] = strings.Repeat("0f", 32)
+		}
 		w.rest(w.alice, "POST", "/v1/messages", map[string]any{"idempotency_key": "x" + string(rune('a'+i)),
-			"destination": room, "body_md": body,
-			"files": []map[string]string{{"url": "https://example.com/f.md", "display_name": label(body), "sha256": strings.Repeat("0f", 32)}}},
-			http.StatusOK, &sent)
+			"destination": room, "body_md": body, "files": []map[string]string{file}}, http.StatusOK, &sent)
 		if i == 0 {
 			w.fileMsg = sent.ID
 		}

@@ -167,8 +167,21 @@ func when(t time.Time) template.HTML {
 	}
 	u := t.UTC()
 	return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`, //nolint:gosec // times only
-		u.Format(time.RFC3339Nano), u.Format("2006-01-02 15:04:05 UTC"), ago(t)))
+		u.Format(datetimeLayout), u.Format("2006-01-02 15:04:05 UTC"), ago(t)))
 }
+
+// short abbreviates a hash to its first 12 characters (the whole one is
+// the element's title).
+func short(h string) string {
+	if len(h) <= 12 {
+		return h
+	}
+	return h[:12] + "…"
+}
+
+// datetimeLayout is RFC 3339 with a fixed nine-digit fraction, so the
+// attributes of two times sort as the times do.
+const datetimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // plural is "1 reply", "2 replies".
 func plural(n int, one, many string) string {
@@ -206,7 +219,7 @@ func byStatus(b *ViewBoard, status string) []ViewRequest {
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"md": Markdown, "clean": clean, "chart": chart, "requestChart": requestChart, "sum": sum, "ago": ago, "byStatus": byStatus,
-	"when": when, "plural": plural,
+	"when": when, "plural": plural, "short": short,
 	"viewPageSize": func() int { return ViewPageSize }, "viewBoardMessages": func() int { return ViewBoardMessages },
 	"viewChartEntries": func() int { return ViewChartEntries }, "viewReportsPerMessage": func() int { return ViewReportsPerMessage },
 	"staleAfter": func() string { return fmt.Sprintf("%g h", ViewStaleAfter.Hours()) },
