@@ -11,7 +11,8 @@ func init() {
 	commands = append(commands, &Command{
 		Name: "migrate-listings",
 		Summary: "Give a box's spaces and directory cards written before this version their listing items, " +
-			"so list_spaces and directory_search read small items only. Safe to run again and while agents work.",
+			"so list_spaces and directory_search read small items only, and put older messages on the box's requests and activity indexes " +
+			"(the operator view's board and feed). Safe to run again and while agents work.",
 		Flags: []Flag{idFlag("box")},
 		Run:   with1((*hub.Admin).MigrateListings, "box"),
 	})

@@ -18,7 +18,11 @@ package hub
 // nothing left to move.
 //
 // The same command puts messages with requests sent before the box's
-// requests index existed (table.BoxRequestsIndex) on it. The old shapes
+// requests index existed (table.BoxRequestsIndex) on it, and every message
+// sent before the box's activity index existed (table.BoxActivityIndex) on
+// that one: it reads each room's and each DM pair's stream (a pair of the
+// box's agents whose stream head exists), migratePage messages at a time,
+// and rewrites the pointers off the index at their version. The old shapes
 // and how each is recognised are table's (legacy.go).
 
 import (
@@ -44,6 +48,10 @@ type ListingsMigration struct {
 	// requests index (the operator view's board), which messages sent
 	// before that index existed are not on.
 	RequestMessages int `json:"request_messages_moved"`
+	// ActivityMessages counts the messages put on the box's activity index
+	// (the operator view's feed), which messages sent before that index
+	// existed are not on.
+	ActivityMessages int `json:"activity_messages_moved"`
 }
 
 // migratePage bounds each read of the migration.
@@ -81,7 +89,102 @@ func (a *Admin) MigrateListings(ctx context.Context, box string) (*ListingsMigra
 	if out.RequestMessages, err = a.indexRequests(ctx, box); err != nil {
 		return nil, err
 	}
+	if out.ActivityMessages, err = a.indexActivity(ctx, box); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// indexActivity puts the box's messages whose pointers are off its
+// activity index on it: the streams of its rooms and of every pair of its
+// agents (the pairs' heads read by key, store.MaxBatchGetKeys at a time).
+func (a *Admin) indexActivity(ctx context.Context, box string) (int, error) {
+	rooms, err := a.entryIDs(ctx, store.Query{Index: store.GSI1, PK: table.BoxRoomsIndex(box)}, func(it *store.Item) (string, bool) {
+		return strings.TrimPrefix(it.PK, table.RoomKey("").PK), true
+	})
+	if err != nil {
+		return 0, err
+	}
+	agents, err := a.entryIDs(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(box)}, func(it *store.Item) (string, bool) {
+		return strings.TrimPrefix(it.PK, table.AgentKey("").PK), true
+	})
+	if err != nil {
+		return 0, err
+	}
+	var streams []string
+	for _, r := range rooms {
+		streams = append(streams, table.RoomStreamPK(r))
+	}
+	var pairs []string
+	for i, x := range agents {
+		for _, y := range agents[i+1:] {
+			pairs = append(pairs, table.DMStreamPK(min(x, y), max(x, y)))
+		}
+	}
+	keys := make([]store.Key, len(pairs))
+	for i, pk := range pairs {
+		keys[i] = table.StreamHeadKey(pk)
+	}
+	heads, err := a.batchAll(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
+	for i, it := range heads {
+		if it != nil {
+			streams = append(streams, pairs[i])
+		}
+	}
+	n := 0
+	for _, pk := range streams {
+		var ids []string
+		sent := map[string]int64{}
+		flush := func() error {
+			moved, err := moveAll(ctx, ids, func(ctx context.Context, id string) (bool, error) {
+				return a.indexActivityOf(ctx, box, id, sent[id])
+			})
+			n += moved
+			ids = ids[:0]
+			clear(sent)
+			return err
+		}
+		err := a.eachEntry(ctx, store.Query{PK: pk, From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix)}, func(it *store.Item) error {
+			m, err := table.Decode[table.Message](it)
+			if err != nil {
+				return apperr.Normalize(err)
+			}
+			ids, sent[m.ID] = append(ids, m.ID), m.SentAt.UnixNano()
+			if len(ids) == migratePage {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// indexActivityOf puts the pointer of message id, sent at sentNS, on the
+// box's activity index, at its version, and reports false when it was on
+// it already.
+func (a *Admin) indexActivityOf(ctx context.Context, box, id string, sentNS int64) (bool, error) {
+	k := table.MessagePointerKey(id)
+	return retry(ctx, func() (bool, error) {
+		it, err := a.h.st.Get(ctx, k)
+		if err != nil {
+			return false, storageErr(err)
+		}
+		if !table.OldActivityPointer(it) {
+			return false, nil
+		}
+		next := *it
+		next.GSI2PK, next.GSI2SK = table.BoxActivityIndex(box), table.ActivitySortKey(sentNS, id)
+		return moveWritten(a.h.st.Write(ctx, []store.Op{store.Put(&next, store.AtVersion(it.Version))}))
+	})
 }
 
 // indexRequests puts the box's request messages that are not on its
@@ -227,24 +330,35 @@ func (a *Admin) privateSpaces(ctx context.Context, box string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
+	keys := make([]store.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = table.SpaceListingKey(id)
+	}
+	got, err := a.batchAll(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
 	var missing []string
-	for start := 0; start < len(ids); start += store.MaxBatchGetKeys {
-		chunk := ids[start:min(start+store.MaxBatchGetKeys, len(ids))]
-		keys := make([]store.Key, len(chunk))
-		for i, id := range chunk {
-			keys[i] = table.SpaceListingKey(id)
-		}
-		got, err := a.h.st.BatchGet(ctx, keys)
-		if err != nil {
-			return nil, storageErr(err)
-		}
-		for i, it := range got {
-			if it == nil {
-				missing = append(missing, chunk[i])
-			}
+	for i, it := range got {
+		if it == nil {
+			missing = append(missing, ids[i])
 		}
 	}
 	return missing, nil
+}
+
+// batchAll reads the items at keys, store.MaxBatchGetKeys at a time, in
+// order, nil where absent.
+func (a *Admin) batchAll(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
+	var out []*store.Item
+	for start := 0; start < len(keys); start += store.MaxBatchGetKeys {
+		got, err := a.h.st.BatchGet(ctx, keys[start:min(start+store.MaxBatchGetKeys, len(keys))])
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
 }
 
 // moveSpace rewrites a space of the old shape at its version, with its

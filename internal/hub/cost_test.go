@@ -68,12 +68,12 @@ func TestCostPerTool(t *testing.T) {
 		{"checkpoint_get", 10, 1, func() error { _, err := f.h.CheckpointGet(f.ctx, crA, hub.CheckpointGetInput{}); return err }},
 		{"checkpoint_save (1 KB)", 11, 12, func() error { _, err := save(f, crA, "cost-cp", 0, body); return err }},
 		{"room_get", 14, 1, func() error { _, err := f.h.RoomGet(f.ctx, crA, hub.RoomIDInput{RoomID: room.RoomID}); return err }},
-		{"message_send (DM, 1 KB)", 13, 26, func() error {
+		{"message_send (DM, 1 KB)", 13, 27, func() error {
 			var err error
 			sent, err = ibDM(f, crA, "cost-dm", f.b.AgentID, body)
 			return err
 		}},
-		{"message_send (room of 2, 1 KB)", 14, 23, func() error { _, err := ibPost(f, crA, "cost-post", room.RoomID, body); return err }},
+		{"message_send (room of 2, 1 KB)", 14, 24, func() error { _, err := ibPost(f, crA, "cost-post", room.RoomID, body); return err }},
 		{"inbox_list (1 row)", 11, 3, func() error { _, err := f.h.InboxList(f.ctx, crB, hub.InboxListInput{}); return err }},
 		{"inbox_ack (1 row)", 13, 15, func() error {
 			_, err := f.h.InboxAck(f.ctx, crB, hub.InboxAckInput{Mutation: hub.Mutation{IdempotencyKey: "cost-ack"},

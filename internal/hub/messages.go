@@ -129,12 +129,13 @@ func parseStream(id string) (stream, bool) {
 	return stream{}, false
 }
 
-// pointerItem is a message's pointer item, on the box's requests index
-// when the message carries requests.
+// pointerItem is a message's pointer item, on the box's activity index,
+// and on its requests index when the message carries requests.
 func pointerItem(box string, msg *table.Message) *store.Item {
 	pk := table.MessagePointerKey(msg.ID)
 	it := &store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: table.Encode(table.Pointer{Stream: msg.Stream, Seq: msg.Seq,
-		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests})}
+		AuthorID: msg.AuthorID, ReplyTo: msg.ReplyTo, ThreadRoot: msg.ThreadRoot, Requests: msg.Requests}),
+		GSI2PK: table.BoxActivityIndex(box), GSI2SK: table.ActivitySortKey(msg.SentAt.UnixNano(), msg.ID)}
 	if len(msg.Requests) > 0 {
 		it.GSI1PK, it.GSI1SK = table.BoxRequestsIndex(box), requestsIndexKey(msg)
 	}

@@ -55,6 +55,8 @@ type world struct {
 	csp     *atomic.Int64
 	logs    *lockedLog
 	reqID   string // a message carrying a request
+	dmAsk   string // bob's DM request to alice, in needs_context
+	fileMsg string // alice's first message with a file, reported by bob
 	private string // alice and bob's private space
 }
 
@@ -119,7 +121,7 @@ func newWorld(t *testing.T) *world {
 	w.bob = must(w.admin.CreateAgent(ctx, w.box, `bob <img src=x onerror="window.__pwned=1">`, "reviewer")).(*hub.AgentInfo)
 	w.rita = must(w.admin.CreateAgentScoped(ctx, w.box, "rita", "auditor", hub.ScopeRead)).(*hub.AgentInfo)
 	w.carol = must(w.admin.CreateAgent(ctx, w.other, "carol", "")).(*hub.AgentInfo)
-	brief := "Plan the release.\n\n" + strings.Join(xss, "\n\n")
+	brief := "# Release plan\n\nPlan the release.\n\n" + strings.Join(xss, "\n\n")
 	w.room = must(w.admin.CreateRoom(ctx, w.box, `planning <svg onload="window.__pwned=1">`, brief)).(*hub.RoomInfo)
 	for _, a := range []*hub.AgentInfo{w.alice, w.bob, w.rita} {
 		must(w.admin.AddMember(ctx, w.room.RoomID, a.AgentID))
@@ -142,11 +144,31 @@ func newWorld(t *testing.T) *world {
 		"mentions": []string{w.bob.AgentID}}, http.StatusOK, &first)
 	w.reqID = first.ID
 	for i, body := range xss {
+		var sent struct {
+			ID string `json:"message_id"`
+		}
+		// Every other file pins its content; the rest are unversioned.
+		file := map[string]string{"url": "https://example.com/f.md", "display_name": label(body)}
+		if i%2 == 0 {
+			file["sha256"] = strings.Repeat("0f", 32)
+		}
 		w.rest(w.alice, "POST", "/v1/messages", map[string]any{"idempotency_key": "x" + string(rune('a'+i)),
-			"destination": room, "body_md": body,
-			"files": []map[string]string{{"url": "https://example.com/f.md", "display_name": label(body)}}},
-			http.StatusOK, nil)
+			"destination": room, "body_md": body, "files": []map[string]string{file}}, http.StatusOK, &sent)
+		if i == 0 {
+			w.fileMsg = sent.ID
+		}
 	}
+	// Bob reports he cannot open the first file, with a hostile note.
+	var got struct {
+		Message struct {
+			Files []struct {
+				ID string `json:"file_id"`
+			} `json:"files"`
+		} `json:"message"`
+	}
+	w.rest(w.bob, "GET", "/v1/messages/"+w.fileMsg, nil, http.StatusOK, &got)
+	w.rest(w.bob, "PUT", "/v1/messages/"+w.fileMsg+"/files/"+got.Message.Files[0].ID+"/report", map[string]any{
+		"idempotency_key": "rep1", "expected_revision": "0", "state": "denied", "note": label(xss[1]) + " 403 from the host"}, http.StatusOK, nil)
 	w.rest(w.bob, "POST", "/v1/messages", map[string]any{"idempotency_key": "r1", "destination": room,
 		"body_md": "On it.", "reply_to": w.reqID}, http.StatusOK, nil)
 	w.rest(w.alice, "POST", "/v1/spaces", map[string]any{"title": `<script>window.__pwned=1</script> release space`,
@@ -174,6 +196,16 @@ func newWorld(t *testing.T) *world {
 	w.rest(w.alice, "POST", "/v1/messages", map[string]any{"idempotency_key": "dm1",
 		"destination": map[string]any{"kind": "dm", "recipient_agent_id": w.bob.AgentID},
 		"body_md":     "DM body <script>window.__pwned=1</script> just between us"}, http.StatusOK, nil)
+	// Bob asks alice in their DM; she needs context, in hostile words.
+	var dmAsk struct {
+		ID string `json:"message_id"`
+	}
+	w.rest(w.bob, "POST", "/v1/messages", map[string]any{"idempotency_key": "dmq",
+		"destination": map[string]any{"kind": "dm", "recipient_agent_id": w.alice.AgentID},
+		"body_md":     "DM ask " + xss[1], "requests": []string{w.alice.AgentID}}, http.StatusOK, &dmAsk)
+	w.dmAsk = dmAsk.ID
+	w.rest(w.alice, "POST", "/v1/requests/"+w.dmAsk+"/respond", map[string]any{"idempotency_key": "dmqnc",
+		"expected_revision": "0", "status": "needs_context", "body_md": "Which quarter? " + xss[0]}, http.StatusOK, nil)
 	return w
 }
 

@@ -62,7 +62,7 @@ func TestOwnerView(t *testing.T) {
 				t.Errorf("Box() alice = %+v; want 1 request out", a)
 			}
 		}
-		board, err := v.Requests(f.Ctx, "")
+		board, err := v.Requests(f.Ctx, opview.BoardFilter{})
 		if err != nil || len(board.Requests) != 1 || board.Requests[0].Summary != "review?" || board.Requests[0].ToNames[0] != "bob" ||
 			board.Requests[0].Status != hub.StatusOpen || board.Requests[0].Revision != 0 || board.Requests[0].RoomName != "plan" {
 			t.Errorf("Requests() = %+v, %v; want alice's one open request to bob in plan", board, err)
@@ -89,7 +89,7 @@ func TestOwnerView(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		board, err = v.Requests(f.Ctx, "")
+		board, err = v.Requests(f.Ctx, opview.BoardFilter{})
 		if err != nil || len(board.Requests) != 2 {
 			t.Fatalf("Requests() after the declaration = %+v, %v; want two requests", board, err)
 		}
@@ -424,7 +424,7 @@ func TestOwnerViewPaging(t *testing.T) {
 			// request is on it, once, though bob has more than
 			// ViewRequestsPerAgent of them.
 			{"board", msgs, func(cur string) ([]string, string, error) {
-				b, err := v.Requests(f.Ctx, cur)
+				b, err := v.Requests(f.Ctx, opview.BoardFilter{Cursor: cur})
 				if err != nil {
 					return nil, "", err
 				}
@@ -436,7 +436,7 @@ func TestOwnerViewPaging(t *testing.T) {
 
 		// A cursor is bound to its list, partition and box.
 		ov := ownerView(t, f, f.Mallory.BoxID)
-		if b, err := ov.Requests(f.Ctx, ""); err != nil || len(b.Requests) != 0 {
+		if b, err := ov.Requests(f.Ctx, opview.BoardFilter{}); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %d requests, %v; want none", len(b.Requests), err)
 		}
 		for name, call := range map[string]func() error{
@@ -450,7 +450,7 @@ func TestOwnerViewPaging(t *testing.T) {
 				return err
 			},
 			"agents cursor on another box": func() error { _, err := ov.Box(f.Ctx, opview.BoxCursors{Agents: cursors["agents"]}); return err },
-			"board cursor on another box":  func() error { _, err := ov.Requests(f.Ctx, cursors["board"]); return err },
+			"board cursor on another box":  func() error { _, err := ov.Requests(f.Ctx, opview.BoardFilter{Cursor: cursors["board"]}); return err },
 			"tampered":                     func() error { _, err := v.Box(f.Ctx, opview.BoxCursors{Agents: cursors["agents"] + "A"}); return err },
 		} {
 			wantCode(t, name, call(), apperr.CursorInvalid)
@@ -564,7 +564,7 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 		v := ownerView(t, f, f.Box)
 		board := func(want ...string) {
 			t.Helper()
-			b, err := v.Requests(f.Ctx, "")
+			b, err := v.Requests(f.Ctx, opview.BoardFilter{})
 			if err != nil {
 				t.Fatalf("Requests: %v", err)
 			}
@@ -586,7 +586,7 @@ func TestBoardIndexesRequestMessages(t *testing.T) {
 			}
 		}
 		board(inRoom.MessageID+"→"+f.Bob.AgentID, inRoom.MessageID+"→"+carol.AgentID, old.MessageID+"→"+f.Alice.AgentID)
-		if b, err := ownerView(t, f, f.Mallory.BoxID).Requests(f.Ctx, ""); err != nil || len(b.Requests) != 0 {
+		if b, err := ownerView(t, f, f.Mallory.BoxID).Requests(f.Ctx, opview.BoardFilter{}); err != nil || len(b.Requests) != 0 {
 			t.Errorf("another box's board = %+v, %v; want no request", b, err)
 		}
 	})

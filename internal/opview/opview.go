@@ -103,6 +103,9 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/api/room/{id}", v.api(v.room))
 	v.mux.HandleFunc("GET /ui/api/agent/{id}", v.api(v.agent))
 	v.mux.HandleFunc("GET /ui/api/dm/{a}/{b}", v.api(v.dm))
+	v.mux.HandleFunc("GET /ui/api/activity", v.api(v.activity))
+	v.mux.HandleFunc("GET /ui/api/files", v.api(v.files))
+	v.mux.HandleFunc("GET /ui/api/message/{id}", v.api(v.message))
 	return v
 }
 
@@ -263,7 +266,8 @@ func (v *Handler) box(ctx context.Context, ov *Model, r *http.Request) (string, 
 }
 
 func (v *Handler) requests(ctx context.Context, ov *Model, r *http.Request) (string, error) {
-	b, err := ov.Requests(ctx, r.URL.Query().Get("agents"))
+	q := r.URL.Query()
+	b, err := ov.Requests(ctx, BoardFilter{Cursor: q.Get("cursor"), To: q.Get("to"), From: q.Get("from"), Room: q.Get("room")})
 	if err != nil {
 		return "", err
 	}
@@ -295,6 +299,30 @@ func (v *Handler) dm(ctx context.Context, ov *Model, r *http.Request) (string, e
 		return "", err
 	}
 	return render("dm", p)
+}
+
+func (v *Handler) activity(ctx context.Context, ov *Model, r *http.Request) (string, error) {
+	a, err := ov.Activity(ctx, r.URL.Query().Get("older"))
+	if err != nil {
+		return "", err
+	}
+	return render("activity", a)
+}
+
+func (v *Handler) files(ctx context.Context, ov *Model, r *http.Request) (string, error) {
+	f, err := ov.Files(ctx, r.URL.Query().Get("older"))
+	if err != nil {
+		return "", err
+	}
+	return render("files", f)
+}
+
+func (v *Handler) message(ctx context.Context, ov *Model, r *http.Request) (string, error) {
+	m, err := ov.Message(ctx, r.PathValue("id"))
+	if err != nil {
+		return "", err
+	}
+	return render("messagepage", m)
 }
 
 var errTemplate = errors.New("opview: template")

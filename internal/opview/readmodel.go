@@ -3,7 +3,6 @@ package opview
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -106,15 +105,21 @@ func (v *Model) BoxID() string { return v.box }
 // quarter window, and one that writes messages or checkpoints exactly. An
 // ended session's record is deleted, and an expired one's may be: an agent
 // with no live session is seen by its writes only.
+//
+// LastMessage is when the agent last sent a message, among the box's
+// ViewChartEntries newest messages of the last 7 days (the activity
+// index; zero: none among them).
 type ViewAgent struct {
 	ID, Name, Role, Status  string
 	LastSeen                time.Time
+	LastMessage             time.Time
 	Unread                  int64
 	OldestUnread            time.Time
 	RequestsIn, RequestsOut int
 }
 
-// ViewRoom is one room on the box page.
+// ViewRoom is one room on the box page; LastMessage is its stream's last
+// message's send time (read by key from its head).
 type ViewRoom struct {
 	ID, Name    string
 	Archived    bool
@@ -141,10 +146,11 @@ type ViewBox struct {
 	// Paged says this page is not the first of some list.
 	NextAgents, NextRooms, NextSpaces string
 	Paged                             bool
-	// Activity is messages per hour over the last 24 hours, oldest first;
-	// Requests the requests opened and answered in those hours.
-	Activity []int
-	Requests RequestActivity
+	// Charts count the box's messages, rooms and DMs, over the last 24
+	// hours and 7 days (activity.go).
+	Charts
+	// Attention is the "needs attention" panel.
+	Attention ViewAttention
 	// Webhooks are the box's endpoints and their state (webhooks.go).
 	Webhooks []ViewWebhook
 }
@@ -218,19 +224,19 @@ func (v *Model) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 		return nil, err
 	}
 	out := &ViewBox{BoxID: v.box, Name: b.Name, Paged: at != BoxCursors{}}
-	rooms, err := v.rooms(ctx, out, at.Rooms)
-	if err != nil {
+	if err := v.rooms(ctx, out, at.Rooms); err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
 	for _, r := range out.Rooms {
 		names[r.ID] = r.Name
 	}
-	msgs, err := v.recentMessages(ctx, rooms)
+	now := v.s.Now()
+	entries, truncated, err := v.recentEntries(ctx, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := v.agents(ctx, out, at.Agents, msgs, names); err != nil {
+	if err := v.agents(ctx, out, at.Agents, entries, names); err != nil {
 		return nil, err
 	}
 	agentNames := map[string]string{}
@@ -243,40 +249,59 @@ func (v *Model) Box(ctx context.Context, at BoxCursors) (*ViewBox, error) {
 	if err := v.spaces(ctx, out, at.Spaces); err != nil {
 		return nil, err
 	}
-	now := v.s.Now()
-	out.Activity = hourly(msgs, now)
-	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+	if out.Charts, err = v.charts(ctx, entries, now); err != nil {
+		return nil, err
+	}
+	out.Truncated = truncated
+	if out.Attention, err = v.attention(ctx, out.Agents, names); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (v *Model) rooms(ctx context.Context, out *ViewBox, cur string) ([]string, error) {
+// rooms reads a page of the box's rooms: their member counters and stream
+// heads, then each stream's last message (its time), by key.
+func (v *Model) rooms(ctx context.Context, out *ViewBox, cur string) error {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRoomsIndex(v.box)}, "rooms", cur, ViewPageSize)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	out.NextRooms = next
-	var ids []string
 	var keys []store.Key
 	for _, it := range items {
 		r, err := table.Decode[table.Room](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return apperr.Normalize(err)
 		}
 		out.Rooms = append(out.Rooms, ViewRoom{ID: r.ID, Name: r.Name, Archived: r.Archived})
-		ids = append(ids, r.ID)
 		keys = append(keys, table.MemberCountKey(r.ID), table.RoomHeadKey(r.ID))
 	}
-	got, err := v.st.BatchGet(ctx, keys)
+	got, err := v.batch(ctx, keys)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	var last []store.Key
+	var at []int
 	for i := range out.Rooms {
 		out.Rooms[i].Members = table.Count(got[2*i])
-		out.Rooms[i].Messages = table.Version(got[2*i+1])
+		if n := table.Version(got[2*i+1]); n > 0 {
+			out.Rooms[i].Messages = n
+			last, at = append(last, table.StreamMsgKey(table.RoomStreamPK(out.Rooms[i].ID), n)), append(at, i)
+		}
 	}
-	return ids, nil
+	msgs, err := v.batch(ctx, last)
+	if err != nil {
+		return err
+	}
+	for j, it := range msgs {
+		if it == nil {
+			continue
+		}
+		if m, err := table.Decode[table.Message](it); err == nil {
+			out.Rooms[at[j]].LastMessage = m.SentAt
+		}
+	}
+	return nil
 }
 
 // viewMessage is a stored message as the view reads it.
@@ -286,31 +311,7 @@ type viewMessage struct {
 	decls []ViewDeclaration
 }
 
-// recentMessages reads up to ViewScanMessages newest messages per room.
-func (v *Model) recentMessages(ctx context.Context, rooms []string) ([]viewMessage, error) {
-	per := make([][]viewMessage, len(rooms))
-	err := eachLimit(ctx, len(rooms), func(ctx context.Context, i int) error {
-		items, err := v.st.Query(ctx, store.Query{PK: table.RoomStreamPK(rooms[i]), From: table.StreamMsgPrefix, To: store.PrefixEnd(table.StreamMsgPrefix),
-			Reverse: true, Limit: ViewScanMessages})
-		if err != nil {
-			return err
-		}
-		for _, it := range items {
-			m, err := table.Decode[table.Message](it)
-			if err != nil {
-				return apperr.Normalize(err)
-			}
-			per[i] = append(per[i], viewMessage{rec: m, room: rooms[i]})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return slices.Concat(per...), nil
-}
-
-func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, msgs []viewMessage, names map[string]string) error {
+func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, recent []entry, names map[string]string) error {
 	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxAgentsIndex(v.box)}, "agents", cur, ViewPageSize)
 	if err != nil {
 		return err
@@ -355,10 +356,13 @@ func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, msgs []vie
 				a.RequestsOut++
 			}
 		}
-		for _, m := range msgs {
-			if m.rec.AuthorID == a.ID && m.rec.SentAt.After(a.LastSeen) {
-				a.LastSeen = m.rec.SentAt
+		for _, e := range recent {
+			if e.author == a.ID && e.at.After(a.LastMessage) {
+				a.LastMessage = e.at
 			}
+		}
+		if a.LastMessage.After(a.LastSeen) {
+			a.LastSeen = a.LastMessage
 		}
 	}
 	// A query or two per agent: eight at a time.
@@ -414,95 +418,10 @@ func (v *Model) spaces(ctx context.Context, out *ViewBox, cur string) error {
 	return nil
 }
 
-// hourly counts msgs per hour over the 24 hours before now, oldest first.
-func hourly(msgs []viewMessage, now time.Time) []int {
-	out := make([]int, 24)
-	for _, m := range msgs {
-		age := now.Sub(m.rec.SentAt)
-		if age < 0 || age >= 24*time.Hour {
-			continue
-		}
-		out[23-int(age/time.Hour)]++
-	}
-	return out
-}
-
-// RequestActivity is requests opened and answered per hour over the 24
-// hours before now, oldest first.
-//
-// Opened counts each (message, requested recipient) pair at its message's
-// send time. Answered counts a request at the time of its current
-// declaration when that declaration is result_ready or declined: every
-// declaration posts one canonical reply (request_respond), so the
-// candidates are the scanned replies whose payload declares one of those
-// two, and each is confirmed by its request record (current status, and
-// the record's response id is that reply), so a correction counts once, at
-// its own time, and a look-alike payload an agent sent by hand counts
-// never. Both come from the messages the page already read: the box page's
-// ViewScanMessages newest per room of its page, a room page's timeline
-// page; the confirmation is one BatchGet of at most
-// store.MaxBatchGetKeys request items (the newest candidates).
+// RequestActivity is requests opened and answered per bucket (hour or
+// day), oldest first; activity.go's charts says what counts.
 type RequestActivity struct {
 	Opened, Answered []int
-}
-
-// declared is the declaration a canonical reply's payload carries.
-type declared struct {
-	Response struct {
-		Status string `json:"status"`
-	} `json:"response"`
-}
-
-func (v *Model) requestActivity(ctx context.Context, msgs []viewMessage, now time.Time) (RequestActivity, error) {
-	out := RequestActivity{Opened: make([]int, 24), Answered: make([]int, 24)}
-	hour := func(t time.Time) (int, bool) {
-		age := now.Sub(t)
-		if age < 0 || age >= 24*time.Hour {
-			return 0, false
-		}
-		return 23 - int(age/time.Hour), true
-	}
-	var candidates []*table.Message
-	for _, m := range msgs {
-		h, ok := hour(m.rec.SentAt)
-		if !ok {
-			continue
-		}
-		out.Opened[h] += len(m.rec.Requests)
-		if m.rec.ReplyTo == "" || len(m.rec.Payload) == 0 {
-			continue
-		}
-		var d declared
-		if json.Unmarshal(m.rec.Payload, &d) == nil && answered(d.Response.Status) {
-			candidates = append(candidates, m.rec)
-		}
-	}
-	if len(candidates) == 0 {
-		return out, nil
-	}
-	slices.SortFunc(candidates, func(a, b *table.Message) int { return b.SentAt.Compare(a.SentAt) })
-	candidates = candidates[:min(len(candidates), store.MaxBatchGetKeys)]
-	keys := make([]store.Key, len(candidates))
-	for i, m := range candidates {
-		keys[i] = table.RequestKey(m.ReplyTo, m.AuthorID)
-	}
-	got, err := v.st.BatchGet(ctx, keys)
-	if err != nil {
-		return out, err
-	}
-	for i, it := range got {
-		if it == nil {
-			continue
-		}
-		r, err := table.Decode[table.Request](it)
-		if err != nil || r.ResponseID != candidates[i].ID || !answered(r.Status) {
-			continue
-		}
-		if h, ok := hour(r.DeclaredAt); ok {
-			out.Answered[h]++
-		}
-	}
-	return out, nil
 }
 
 func answered(status string) bool {
@@ -524,6 +443,11 @@ type ViewInboxRow struct {
 	ShownAt time.Time
 	Acked   bool
 	AckedAt time.Time
+	// From, where and the first words: the message's author, its room's
+	// or DM peer's name and its excerpt (read by key, backlogMessages).
+	FromID, FromName, RoomName, PeerName, Excerpt string
+	stream                                        string
+	streamSeq                                     uint64
 }
 
 // backlog reads a page of agent's inbox rows, newest first: the unread
@@ -579,7 +503,7 @@ func (v *Model) backlog(ctx context.Context, agent, cur string, all bool) ([]Vie
 
 func inboxRow(agent string, r *table.Attention) ViewInboxRow {
 	row := ViewInboxRow{Seq: r.Seq, MessageID: r.MessageID, Reasons: hub.ReasonNames(r.Reasons), At: r.At,
-		Acked: r.AckedBy != "", AckedAt: r.AckedAt}
+		Acked: r.AckedBy != "", AckedAt: r.AckedAt, stream: r.Stream, streamSeq: r.StreamSeq}
 	if room, pair, ok := hub.ParseStreamID(r.Stream); ok {
 		row.DM, row.RoomID = room == "", room
 		if row.DM {
@@ -590,6 +514,50 @@ func inboxRow(agent string, r *table.Attention) ViewInboxRow {
 		}
 	}
 	return row
+}
+
+// backlogMessages sets each row's author, place and excerpt: the rows'
+// messages by key (one BatchGet of at most ViewPageSize keys) and the
+// names of their rooms and peers (one more).
+func (v *Model) backlogMessages(ctx context.Context, rows []ViewInboxRow) error {
+	var keys []store.Key
+	var at []int
+	for i, r := range rows {
+		if k, ok := streamMsgKey(r.stream, r.streamSeq); ok {
+			keys, at = append(keys, k), append(at, i)
+		}
+	}
+	got, err := v.batch(ctx, keys)
+	if err != nil {
+		return err
+	}
+	names := map[string]string{}
+	var agents, rooms []string
+	for j, it := range got {
+		if it == nil {
+			continue
+		}
+		m, err := table.Decode[table.Message](it)
+		if err != nil {
+			continue
+		}
+		r := &rows[at[j]]
+		r.FromID, r.FromName, r.Excerpt = m.AuthorID, m.AuthorName, summary(m.BodyMD)
+		names[m.AuthorID] = m.AuthorName
+		rooms, agents = append(rooms, r.RoomID), append(agents, r.Peer)
+	}
+	if err := v.name(ctx, names, agents, rooms); err != nil {
+		return err
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.DM {
+			r.PeerName = cmp.Or(names[r.Peer], r.Peer)
+		} else {
+			r.RoomName = cmp.Or(names[r.RoomID], r.RoomID)
+		}
+	}
+	return nil
 }
 
 // receipts sets each row's ShownAt from the receipts (ses#S / rcpts,
@@ -746,6 +714,9 @@ func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*View
 		return nil, err
 	}
 	if err := v.receipts(ctx, agent, out.Backlog); err != nil {
+		return nil, err
+	}
+	if err := v.backlogMessages(ctx, out.Backlog); err != nil {
 		return nil, err
 	}
 	names := map[string]string{a.ID: a.Name}
@@ -961,7 +932,8 @@ type ViewRoomPage struct {
 // RoomCursors are the room page's list positions ("" = first page).
 type RoomCursors struct{ Older, Members string }
 
-// Room reads a room page: the brief, a page of the roster and up to
+// Room reads a room page: the brief, a page of the roster (sorted by name
+// within the page) and up to
 // ViewTimelineSize messages older than at.Older (the newest when empty),
 // with replies folded under their thread roots.
 func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoomPage, error) {
@@ -995,6 +967,10 @@ func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoo
 		}
 		out.Members = append(out.Members, ViewMember{ID: m.AgentID, Name: m.AgentName, Follow: m.Follow})
 	}
+	// The roster pages by agent id; a page shows its members by name.
+	slices.SortStableFunc(out.Members, func(a, b ViewMember) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
+	})
 	names := map[string]string{}
 	for _, m := range out.Members {
 		names[m.ID] = m.Name
@@ -1005,14 +981,14 @@ func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoo
 	return out, nil
 }
 
-// ViewTimeline is a page of a room's or DM's messages, newest page first,
-// oldest first within the page, with its charts.
+// ViewTimeline is a page of a room's or DM's messages, newest first (a
+// thread's replies under their root, oldest first), with its charts.
 type ViewTimeline struct {
 	Timeline []ViewMessage
 	// Older is the cursor of the older messages' page ("" at the start).
-	Older    string
-	Activity []int
-	Requests RequestActivity
+	Older string
+	// Charts count the page's messages.
+	Charts
 }
 
 // timeline reads up to ViewTimelineSize messages of the stream in
@@ -1038,9 +1014,7 @@ func (v *Model) timeline(ctx context.Context, pk, room, cur string, names map[st
 	if err := v.declarations(ctx, msgs, names); err != nil {
 		return out, err
 	}
-	now := v.s.Now()
-	out.Activity = hourly(msgs, now)
-	if out.Requests, err = v.requestActivity(ctx, msgs, now); err != nil {
+	if out.Charts, err = v.charts(ctx, entriesOf(msgs), v.s.Now()); err != nil {
 		return out, err
 	}
 	out.Timeline = foldThreads(msgs)
@@ -1077,8 +1051,8 @@ func (v *Model) declarations(ctx context.Context, msgs []viewMessage, names map[
 	return nil
 }
 
-// foldThreads orders msgs oldest first and puts each reply under its thread root
-// when the root is on the page.
+// foldThreads puts each reply of msgs under its thread root when the root
+// is on the page (replies oldest first) and orders the rest newest first.
 func foldThreads(msgs []viewMessage) []ViewMessage {
 	slices.SortFunc(msgs, func(a, b viewMessage) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
 	var out []ViewMessage
@@ -1093,6 +1067,7 @@ func foldThreads(msgs []viewMessage) []ViewMessage {
 		at[vm.ID] = len(out)
 		out = append(out, vm)
 	}
+	slices.Reverse(out)
 	return out
 }
 
@@ -1118,49 +1093,149 @@ type ViewRequest struct {
 	Revision   uint64
 	DeclaredAt time.Time
 	At         time.Time
-	Summary    string
+	// Summary is the first words of the request's message; Declaration
+	// those of the recipient's current declaration (its canonical reply:
+	// what needs_context asks, what result_ready answers).
+	Summary, Declaration string
+	// Stale marks an open request older than ViewStaleAfter.
+	Stale bool
 }
+
+// ViewStaleAfter is how long a request may stay open before the view
+// marks it stale.
+const ViewStaleAfter = 4 * time.Hour
 
 // ViewBoard is the requests board: requests oldest first, grouped by
 // status in Statuses order.
 type ViewBoard struct {
 	Requests []ViewRequest
 	Statuses []string
-	// Next is the cursor of the board's next page of agents ("" at the
-	// end); Paged says this is not the first.
+	// Filter is the board's filter, FilterName what it names (an agent or
+	// a room); Agents and Rooms are the filters the page offers.
+	Filter     BoardFilter
+	FilterName string
+	Agents     []ViewMember
+	Rooms      []ViewMember
+	// Next is the cursor of the board's next page ("" at the end); Paged
+	// says this is not the first.
 	Next  string
 	Paged bool
+}
+
+// BoardFilter is the board's position and filter: at most one of To (the
+// requests an agent is asked), From (those it asked) and Room (those of a
+// room's messages, among a page's).
+type BoardFilter struct {
+	Cursor, To, From, Room string
 }
 
 // RequestStatuses are the board's groups, in order.
 var RequestStatuses = []string{hub.StatusOpen, hub.StatusAccepted, hub.StatusNeedsContext, hub.StatusDeclined, hub.StatusResultReady, hub.StatusRecipientRemoved}
 
-// Requests reads one page of the requests board: the box's request
-// messages, newest first, ViewBoardMessages a page (at: its cursor), from
-// the box's requests index (the message pointers of messages that carry
-// requests, keys.go), with every request of each re-read from the table
-// for its current declaration. Every request of the box is on some page.
-func (v *Model) Requests(ctx context.Context, at string) (*ViewBoard, error) {
-	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRequestsIndex(v.box), Reverse: true}, "board", at, ViewBoardMessages)
+// Requests reads one page of the requests board. Unfiltered, and filtered
+// by room, it pages the box's request messages, newest first,
+// ViewBoardMessages a page, from the box's requests index (the message
+// pointers of messages that carry requests), with every request of each
+// re-read from the table for its current declaration (a room's filter
+// keeps the page's requests of that room: a page may show none and still
+// have a next). Filtered by agent, it pages that agent's incoming (To) or
+// outgoing (From) index, ViewPageSize a page, as the agent page does.
+// Every request of the box is on some page.
+func (v *Model) Requests(ctx context.Context, at BoardFilter) (*ViewBoard, error) {
+	out := &ViewBoard{Statuses: RequestStatuses, Filter: at, Paged: at.Cursor != ""}
+	names := map[string]string{}
+	var err error
+	switch {
+	case at.To != "" || at.From != "":
+		agent, index, partition, list := at.To, store.GSI1, table.IncomingIndex(at.To), "in"
+		if at.To == "" {
+			agent, index, partition, list = at.From, store.GSI2, table.OutgoingIndex(at.From), "out"
+		}
+		if out.FilterName, err = v.agentName(ctx, agent); err != nil {
+			return nil, err
+		}
+		names[agent] = out.FilterName
+		out.Requests, out.Next, err = v.requestPage(ctx, index, partition, list, at.Cursor, names)
+	default:
+		if at.Room != "" {
+			if !isUUID(at.Room) {
+				return nil, apperr.Forbidden()
+			}
+			it, err := v.st.Get(ctx, table.RoomKey(at.Room))
+			if err != nil {
+				return nil, err
+			}
+			r, err := ofBox(v, it, func(r *table.Room) string { return r.BoxID })
+			if err != nil {
+				return nil, err
+			}
+			out.FilterName = r.Name
+		}
+		out.Requests, out.Next, err = v.boardPage(ctx, at.Cursor, names)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if at.Room != "" {
+		out.Requests = slices.DeleteFunc(out.Requests, func(r ViewRequest) bool { return r.RoomID != at.Room })
+	}
+	seen := map[string]bool{}
+	for _, r := range out.Requests {
+		for _, m := range []ViewMember{{ID: r.FromID, Name: r.FromName}, {ID: r.ToIDs[0], Name: r.ToNames[0]}} {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				out.Agents = append(out.Agents, m)
+			}
+		}
+		if r.RoomID != "" && !seen[r.RoomID] {
+			seen[r.RoomID] = true
+			out.Rooms = append(out.Rooms, ViewMember{ID: r.RoomID, Name: r.RoomName})
+		}
+	}
+	byName := func(a, b ViewMember) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
+	}
+	slices.SortFunc(out.Agents, byName)
+	slices.SortFunc(out.Rooms, byName)
+	return out, nil
+}
+
+// agentName is the name of agent, an agent of the box.
+func (v *Model) agentName(ctx context.Context, agent string) (string, error) {
+	if !isUUID(agent) {
+		return "", apperr.Forbidden()
+	}
+	it, err := v.st.Get(ctx, table.AgentKey(agent))
+	if err != nil {
+		return "", err
+	}
+	a, err := ofBox(v, it, func(a *table.Agent) string { return a.BoxID })
+	if err != nil {
+		return "", err
+	}
+	return a.Name, nil
+}
+
+// boardPage reads a page of the box's requests index (ViewBoardMessages
+// request messages, newest first) and the requests of its messages.
+func (v *Model) boardPage(ctx context.Context, cur string, names map[string]string) ([]ViewRequest, string, error) {
+	items, next, err := v.page(ctx, store.Query{Index: store.GSI1, PK: table.BoxRequestsIndex(v.box), Reverse: true}, "board", cur, ViewBoardMessages)
+	if err != nil {
+		return nil, "", err
 	}
 	var keys []store.Key
 	for _, it := range items {
 		p, err := table.Decode[table.Pointer](it)
 		if err != nil {
-			return nil, apperr.Normalize(err)
+			return nil, "", apperr.Normalize(err)
 		}
 		id := table.MessageIDOfPointer(it.PK)
 		for _, to := range p.Requests {
 			keys = append(keys, table.RequestKey(id, to))
 		}
 	}
-	reqs, err := v.requestsAt(ctx, keys, map[string]string{})
-	if err != nil {
-		return nil, err
-	}
-	return &ViewBoard{Requests: reqs, Statuses: RequestStatuses, Next: next, Paged: at != ""}, nil
+	reqs, err := v.requestsAt(ctx, keys, names)
+	return reqs, next, err
 }
 
 // recentIncoming reads the newest ViewRequestsPerAgent incoming requests of
@@ -1184,9 +1259,10 @@ func (v *Model) recentIncoming(ctx context.Context, agents []ViewAgent, names ma
 }
 
 // requestsAt reads the request items at keys from the table (their current
-// declaration; the index may lag), the room messages they belong to (their
-// summary) and the names names lacks (authors, recipients and rooms, by
-// key): at most four bounded reads. Oldest first.
+// declaration; the index may lag), the messages they belong to (their
+// summary, rooms and DMs), their declarations' replies (pointer, then
+// message: their first words) and the names names lacks (authors,
+// recipients and rooms, by key): at most six bounded reads. Oldest first.
 func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[string]string) ([]ViewRequest, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -1210,22 +1286,33 @@ func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[stri
 	if err := v.nameRequests(ctx, recs, names); err != nil {
 		return nil, err
 	}
+	now := v.s.Now()
 	var out []ViewRequest
-	var msgKeys []store.Key
+	var msgKeys, replyKeys []store.Key
 	at := map[store.Key][]int{}
+	replyAt := map[string][]int{}
 	for i, r := range recs {
 		vr := ViewRequest{MessageID: r.MessageID, FromID: r.AuthorID, FromName: cmp.Or(names[r.AuthorID], r.AuthorID),
 			ToIDs: []string{r.RecipientID}, ToNames: []string{cmp.Or(names[r.RecipientID], r.RecipientID)},
-			Status: r.Status, Revision: versions[i], DeclaredAt: r.DeclaredAt, At: r.SentAt}
+			Status: r.Status, Revision: versions[i], DeclaredAt: r.DeclaredAt, At: r.SentAt,
+			Stale: r.Status == hub.StatusOpen && now.Sub(r.SentAt) > ViewStaleAfter}
+		pk := dmPK(r.AuthorID, r.Destination.RecipientAgentID)
 		if r.Destination.Kind == hub.KindRoom {
 			vr.RoomID, vr.RoomName = r.Destination.RoomID, names[r.Destination.RoomID]
-			k := table.StreamMsgKey(table.RoomStreamPK(r.Destination.RoomID), r.StreamSeq)
-			if at[k] == nil {
-				msgKeys = append(msgKeys, k)
-			}
-			at[k] = append(at[k], len(out))
+			pk = table.RoomStreamPK(r.Destination.RoomID)
 		} else {
 			vr.DM = true
+		}
+		k := table.StreamMsgKey(pk, r.StreamSeq)
+		if at[k] == nil {
+			msgKeys = append(msgKeys, k)
+		}
+		at[k] = append(at[k], len(out))
+		if r.ResponseID != "" {
+			if replyAt[r.ResponseID] == nil {
+				replyKeys = append(replyKeys, table.MessagePointerKey(r.ResponseID))
+			}
+			replyAt[r.ResponseID] = append(replyAt[r.ResponseID], len(out))
 		}
 		out = append(out, vr)
 	}
@@ -1243,47 +1330,36 @@ func (v *Model) requestsAt(ctx context.Context, keys []store.Key, names map[stri
 			}
 		}
 	}
+	// The declarations' replies: their pointers, then the messages.
+	pointers, err := v.batch(ctx, replyKeys)
+	if err != nil {
+		return nil, err
+	}
+	replies, err := v.pointed(ctx, slices.DeleteFunc(pointers, func(it *store.Item) bool { return it == nil }))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range replies {
+		for _, j := range replyAt[m.ID] {
+			out[j].Declaration = summary(m.BodyMD)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b ViewRequest) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.MessageID, b.MessageID), cmp.Compare(a.ToIDs[0], b.ToIDs[0]))
 	})
 	return out, nil
 }
 
-// nameRequests adds to names the agents and rooms of recs it lacks, read by
-// key (at most store.MaxBatchGetKeys of them; the rest show as ids).
+// nameRequests adds to names the agents and rooms of recs it lacks.
 func (v *Model) nameRequests(ctx context.Context, recs []*table.Request, names map[string]string) error {
-	var keys []store.Key
-	want := func(id string, k store.Key) {
-		if _, ok := names[id]; !ok && len(keys) < store.MaxBatchGetKeys {
-			names[id] = ""
-			keys = append(keys, k)
-		}
-	}
+	var agents, rooms []string
 	for _, r := range recs {
-		want(r.AuthorID, table.AgentKey(r.AuthorID))
-		want(r.RecipientID, table.AgentKey(r.RecipientID))
+		agents = append(agents, r.AuthorID, r.RecipientID)
 		if r.Destination.Kind == hub.KindRoom {
-			want(r.Destination.RoomID, table.RoomKey(r.Destination.RoomID))
+			rooms = append(rooms, r.Destination.RoomID)
 		}
 	}
-	got, err := v.batch(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for _, it := range got {
-		// Agents and rooms both carry id, name and box.
-		if it == nil {
-			continue
-		}
-		if r, err := table.Decode[struct {
-			ID    string `json:"id"`
-			Name  string `json:"name"`
-			BoxID string `json:"box_id"`
-		}](it); err == nil && r.BoxID == v.box {
-			names[r.ID] = r.Name
-		}
-	}
-	return nil
+	return v.name(ctx, names, agents, rooms)
 }
 
 func summary(md string) string {

@@ -91,7 +91,9 @@ func TestHeadersAndOrigin(t *testing.T) {
 func TestFragmentsSanitized(t *testing.T) {
 	w := newWorld(t)
 	for _, path := range []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.bob.AgentID, "/ui/api/requests",
-		"/ui/api/agent/" + w.alice.AgentID, "/ui/api/dm/" + w.alice.AgentID + "/" + w.bob.AgentID} {
+		"/ui/api/agent/" + w.alice.AgentID, "/ui/api/dm/" + w.alice.AgentID + "/" + w.bob.AgentID,
+		"/ui/api/activity", "/ui/api/files", "/ui/api/message/" + w.reqID, "/ui/api/requests?to=" + w.bob.AgentID,
+		"/ui/api/requests?from=" + w.alice.AgentID, "/ui/api/requests?room=" + w.room.RoomID} {
 		resp, b := w.do(w.owner, "", "GET", path, nil)
 		// The activity chart is the view's own SVG.
 		body := strings.ReplaceAll(string(b), `<svg class="chart"`, "")
@@ -105,45 +107,48 @@ func TestFragmentsSanitized(t *testing.T) {
 		}
 	}
 	_, b := w.do(w.owner, "", "GET", "/ui/api/room/"+w.room.RoomID, nil)
-	for _, want := range []string{`rel="nofollow noreferrer noopener"`, "request → 1", "mentions 1", "1 replies", "https://example.com/f.md"} {
+	for _, want := range []string{`rel="nofollow noreferrer noopener"`, "request → 1", "mentions 1", "1 reply<", "https://example.com/f.md"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("room fragment lacks %q", want)
 		}
 	}
+	if strings.Contains(string(b), "1 replies") {
+		t.Errorf("room fragment says \"1 replies\", want \"1 reply\"")
+	}
 }
 
 // TestRequestChart: the box and room fragments draw requests opened and
-// answered per hour as two series with the seeded counts.
+// answered per hour as two series with the seeded counts; the box's count
+// the DM request too.
 func TestRequestChart(t *testing.T) {
 	w := newWorld(t)
-	// The world holds two requests in the room, alice's answered.
-	series := func(path string, answered int) {
+	// The world holds two requests in the room, alice's answered, and bob's
+	// DM request to alice (needs_context: not answered).
+	series := func(path string, opened, answered int) {
 		t.Helper()
 		_, b := w.do(w.owner, "", "GET", path, nil)
-		for _, want := range []string{`<g data-series="opened" data-total="2">`,
-			fmt.Sprintf(`<g data-series="answered" data-total="%d">`, answered), "<title>opened 2</title>",
-			fmt.Sprintf("<title>answered %d</title>", answered)} {
+		for _, want := range []string{fmt.Sprintf(`<g data-series="opened" data-total="%d">`, opened),
+			fmt.Sprintf(`<g data-series="answered" data-total="%d">`, answered), fmt.Sprintf("<title>opened %d · ", opened),
+			fmt.Sprintf("<title>answered %d · ", answered)} {
 			if !strings.Contains(string(b), want) {
-				t.Errorf("GET %s with %d answered: the chart lacks %s", path, answered, want)
+				t.Errorf("GET %s with %d opened and %d answered: the chart lacks %s", path, opened, answered, want)
 			}
 		}
 	}
-	paths := []string{"/ui/api/box", "/ui/api/room/" + w.room.RoomID}
-	for _, path := range paths {
-		series(path, 1)
-	}
+	box, room := "/ui/api/box", "/ui/api/room/"+w.room.RoomID
+	series(box, 3, 1)
+	series(room, 2, 1)
 	w.rest(w.bob, "POST", "/v1/requests/"+w.reqID+"/respond", map[string]any{"idempotency_key": "done",
 		"expected_revision": "0", "status": "result_ready", "body_md": "Done."}, http.StatusOK, nil)
-	for _, path := range paths {
-		series(path, 2)
-	}
+	series(box, 3, 2)
+	series(room, 2, 2)
 }
 
 // TestCursorInQuery: the lists' cursors travel in the query string; a bad
 // one is a 400 CURSOR_INVALID with nothing of the box.
 func TestCursorInQuery(t *testing.T) {
 	w := newWorld(t)
-	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?agents=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
+	for _, path := range []string{"/ui/api/box?agents=x", "/ui/api/requests?cursor=x", "/ui/api/requests?to=" + w.bob.AgentID + "&cursor=x", "/ui/api/activity?older=x", "/ui/api/files?older=x", "/ui/api/room/" + w.room.RoomID + "?older=x",
 		"/ui/api/agent/" + w.bob.AgentID + "?inbox=x"} {
 		resp, body := w.do(w.owner, "", "GET", path, nil)
 		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), "CURSOR_INVALID") || strings.Contains(string(body), "alice") {

@@ -74,3 +74,8 @@ func OldCard(card *store.Item) bool { return card != nil && card.GSI2PK != "" }
 // of a message with requests is off its box's requests index
 // (BoxRequestsIndex), as pointers written before the index existed are.
 func OldRequestPointer(pointer *store.Item) bool { return pointer != nil && pointer.GSI1PK == "" }
+
+// OldActivityPointer reports whether a message's pointer is off its box's
+// activity index (BoxActivityIndex), as pointers written before the index
+// existed are. migrate-listings puts them on it.
+func OldActivityPointer(pointer *store.Item) bool { return pointer != nil && pointer.GSI2PK == "" }

@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,27 @@ func BoxRequestsIndex(box string) string { return "box#" + box + "#requests" }
 // time (Unix ns), then id.
 func RequestsSortKey(sentNS int64, id string) string { return SeqKey(uint64(sentNS)) + "#" + id }
 
+// BoxActivityIndex is the GSI2 partition of every message pointer of a
+// box, rooms and DMs alike, by send time (ActivitySortKey): the operator
+// view's activity feed, charts and files page page it newest first, so
+// what happened lately is one bounded Query however many streams the box
+// has. Every send puts its pointer on it (one index write more per send).
+func BoxActivityIndex(box string) string { return "box#" + box + "#activity" }
+
+// ActivitySortKey orders a message on BoxActivityIndex: by send time (Unix
+// ns, fixed width), then id.
+func ActivitySortKey(sentNS int64, id string) string { return SeqKey(uint64(sentNS)) + "#" + id }
+
+// ActivityTime is the send time an ActivitySortKey holds.
+func ActivityTime(sortKey string) (time.Time, bool) {
+	ns, _, _ := strings.Cut(sortKey, "#")
+	n, err := strconv.ParseUint(ns, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(n)).UTC(), true
+}
+
 // ThreadKey is row n of a thread index: one row per message of the thread,
 // so thread_read is one Query.
 func ThreadKey(root string, n uint64) store.Key {
@@ -72,6 +94,8 @@ type Pointer struct {
 	// board pages: one small entry per request message, none per
 	// recipient, and no item of its own.
 	Requests []string `json:"requests,omitempty"`
+	// Every pointer is on its box's activity index (GSI2
+	// box#B#activity / <sent ns>#<message>, BoxActivityIndex).
 }
 
 // ThreadRow is one row of a thread index.

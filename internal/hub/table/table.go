@@ -51,7 +51,8 @@
 //	room#<room>      head, msg#<seq>      the room's stream: head (Version = last sequence), messages
 //	dm#<A>#<B>       head, msg#<seq>      a DM pair's stream, A < B
 //	msg#<id>         msg                  a message's address; with requests,
-//	                                      GSI1 box#<box>#requests / <sent ns 20>#<id>
+//	                                      GSI1 box#<box>#requests / <sent ns 20>#<id>;
+//	                                      always GSI2 box#<box>#activity / <sent ns 20>#<id>
 //	thr#<root>       m#<seq>              the thread index
 //	req#<message>    to#<recipient>       a request (Version = declaration revision, 0 = open);
 //	                                      GSI1 rin#<recipient>, GSI2 rout#<author> /
@@ -134,6 +135,7 @@ var (
 	oauthLinksIdx  = IndexFamily{Name: "box oauth links", GSI: store.GSI1, Prefix: "box#", Suffix: "#oauth", Reader: "oauth-list"}
 	roomsIdx       = IndexFamily{Name: "box rooms", GSI: store.GSI1, Prefix: "box#", Suffix: "#rooms", Reader: "list_rooms, operator view"}
 	requestsIdx    = IndexFamily{Name: "box requests", GSI: store.GSI1, Prefix: "box#", Suffix: "#requests", Reader: "operator view board"}
+	activityIdx    = IndexFamily{Name: "box activity", GSI: store.GSI2, Prefix: "box#", Suffix: "#activity", Reader: "operator view feed, charts, files; migrate-listings"}
 	spacesIdx      = IndexFamily{Name: "box spaces", GSI: store.GSI1, Prefix: "box#", Suffix: "#spaces", Reader: "list_spaces, operator view"}
 	seenIdx        = IndexFamily{Name: "seen", GSI: store.GSI1, Prefix: "seen#", Reader: "operator view last seen"}
 	attentionIdx   = IndexFamily{Name: "attention", GSI: store.GSI1, Prefix: "att#", Reader: "receipt lookup of a stream read"}
@@ -167,7 +169,7 @@ var Families = []Family{
 		exact("head"), ranged(StreamMsgPrefix),
 	), Indexes: idx(roomsIdx)},
 	{Name: "dm stream", PK: "dm#", SK: sks(exact("head"), ranged(StreamMsgPrefix))},
-	{Name: "message pointer", PK: "msg#", SK: sks(exact("msg")), Indexes: idx(requestsIdx)},
+	{Name: "message pointer", PK: "msg#", SK: sks(exact("msg")), Indexes: idx(requestsIdx, activityIdx)},
 	{Name: "thread", PK: "thr#", SK: sks(ranged("m#"))},
 	{Name: "request", PK: "req#", SK: sks(ranged("to#")), Indexes: idx(incomingIdx, outgoingIdx)},
 	// A report's SK starts with the file's name: the whole SK space of the

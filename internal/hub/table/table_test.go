@@ -86,6 +86,7 @@ var builders = map[string][]probe{
 	"StreamMsgPrefix":      append(rng("room#R", table.StreamMsgPrefix), rng("dm#A#B", table.StreamMsgPrefix)...),
 	"MessagePointerKey":    key(table.MessagePointerKey("M")),
 	"BoxRequestsIndex":     ix(store.GSI1, table.BoxRequestsIndex("B")),
+	"BoxActivityIndex":     ix(store.GSI2, table.BoxActivityIndex("B")),
 	"ThreadKey":            key(table.ThreadKey("M", 1)),
 	"ThreadPrefix":         rng(table.ThreadPrefix("M")),
 	"InboxHeadKey":         key(table.InboxHeadKey("A")),

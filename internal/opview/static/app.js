@@ -10,8 +10,9 @@
   function $(id) { return document.getElementById(id); }
   function key() { return sessionStorage.getItem(storeName); }
 
-  // route maps the hash (#page/id?cursors) to its fragment's address; the
-  // query carries the lists' opaque cursors (never the key) through as is.
+  // route maps the hash (#page/id?cursors) to its fragment's address, or
+  // null for a page that does not exist; the query carries the lists'
+  // opaque cursors and filters (never the key) through as is.
   function route() {
     var h = location.hash.replace(/^#/, "");
     var q = h.indexOf("?");
@@ -25,10 +26,41 @@
       case "dm":
         return "/ui/api/dm/" + encodeURIComponent(parts[1] || "") + "/" +
           encodeURIComponent(parts[2] || "") + query;
+      case "message":
+        return "/ui/api/message/" + encodeURIComponent(parts[1] || "") + query;
       case "requests":
-        return "/ui/api/requests" + query;
+      case "activity":
+      case "files":
+        return "/ui/api/" + parts[0] + query;
+      case "":
+      case "box":
+        return "/ui/api/box" + query;
     }
-    return "/ui/api/box" + query;
+    return null;
+  }
+
+  // notFound replaces the page with a not-found page (the navigation stays):
+  // a wrong id or address never leaves a blank or a stale page. The
+  // server's message is shown as text.
+  function notFound(message) {
+    var view = $("view");
+    view.textContent = "";
+    var section = document.createElement("section");
+    section.className = "notfound";
+    section.setAttribute("data-page", "notfound");
+    var h = document.createElement("h2");
+    h.textContent = "Not found";
+    var p = document.createElement("p");
+    p.textContent = message || "There is no such page in this box.";
+    var back = document.createElement("p");
+    var a = document.createElement("a");
+    a.href = "#box";
+    a.textContent = "Back to the box";
+    back.appendChild(a);
+    section.appendChild(h);
+    section.appendChild(p);
+    section.appendChild(back);
+    view.appendChild(section);
   }
 
   function showLogin(message) {
@@ -43,6 +75,12 @@
     if (!k) { showLogin(""); return; }
     var seq = ++latest;
     var url = route();
+    if (url === null) {
+      $("login").hidden = true;
+      $("nav").hidden = false;
+      notFound("");
+      return;
+    }
     fetch(url, { headers: { "Authorization": "Bearer " + k }, credentials: "omit", cache: "no-store" })
       .then(function (res) {
         return res.text().then(function (body) { return { res: res, body: body }; });
@@ -52,6 +90,12 @@
         if (r.res.status === 401) {
           sessionStorage.removeItem(storeName);
           showLogin("The key was refused.");
+          return;
+        }
+        if (r.res.status === 404 || r.res.status === 400) {
+          $("login").hidden = true;
+          $("nav").hidden = false;
+          notFound(r.body);
           return;
         }
         if (!r.res.ok) {
