@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -108,6 +109,21 @@ func TestOperatorDM(t *testing.T) {
 		}
 		if k0, k1 := conv.Messages[0].AuthorKind, conv.Messages[1].AuthorKind; k0 != hub.AuthorOperator || k1 != hub.AuthorAgent {
 			t.Errorf("author kinds %q, %q; want operator, agent", k0, k1)
+		}
+		// Exports say who wrote what, in both formats.
+		for format, want := range map[string][]string{
+			hub.FormatJSON:     {`"author_kind":"operator"`, `"author_kind":"agent"`},
+			hub.FormatMarkdown: {"- author: operator `" + f.box + "` (the box's operator)"},
+		} {
+			exp, err := f.h.ThreadExport(f.ctx, crB, hub.ThreadExportInput{MessageID: out.MessageID, Format: format})
+			if err != nil {
+				t.Fatalf("ThreadExport(%s): %v", format, err)
+			}
+			for _, w := range want {
+				if !strings.Contains(exp.Chunk, w) {
+					t.Errorf("the %s export lacks %q:\n%s", format, w, exp.Chunk)
+				}
+			}
 		}
 	})
 }
