@@ -9,6 +9,7 @@
 //   - mcp: the MCP endpoint (Streamable HTTP) for every tool;
 //   - sweep: every minute, finishes multi-write operations whose caller died;
 //   - opview: the operator view, read-only;
+//   - opview_post: the operator view's one write, the operator's post;
 //   - webhook: the table's stream in, signed wake events out.
 //
 // What only the functions use lives under this folder: lambdafn (the

@@ -92,10 +92,10 @@ func TestSAMTransform(t *testing.T) {
 	for _, typ := range resources {
 		count[typ]++
 	}
-	// Every tool, MCP, the intent sweep, the operator view and the webhook
-	// dispatcher (which has its own role, queue, two more alarms and an
-	// event source mapping instead of a permission).
-	functions := len(registry.New().Tools()) + 4
+	// Every tool, MCP, the intent sweep, the operator view and its post,
+	// and the webhook dispatcher (which has its own role, queue, two more
+	// alarms and an event source mapping instead of a permission).
+	functions := len(registry.New().Tools()) + 5
 	for typ, want := range map[string]int{
 		"AWS::Lambda::Function": functions,
 		"AWS::IAM::Role":        4,

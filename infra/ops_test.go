@@ -153,7 +153,7 @@ func TestTemplateReattachesTable(t *testing.T) {
 func TestOperationsAlarms(t *testing.T) {
 	resources := get(loadTemplate(t), "Resources")
 	reg := registry.New()
-	fns := []string{infra.MCPFunction, infra.SweepFunction, infra.OpviewFunction}
+	fns := []string{infra.MCPFunction, infra.SweepFunction, infra.OpviewFunction, infra.OpviewPostFunction}
 	for _, tool := range reg.Tools() {
 		fns = append(fns, infra.LogicalID(tool.Name))
 	}
@@ -280,9 +280,9 @@ func TestReadmeTenantCeilings(t *testing.T) {
 	readme := string(raw)
 	tools := len(registry.New().Tools())
 	for _, want := range []string{
-		fmt.Sprintf("%d functions\n  (every tool, MCP, the sweep, the operator view and the webhook dispatcher)", tools+4),
-		fmt.Sprintf("`ToolReservedConcurrency` applies to each of %d functions", tools+2),
-		fmt.Sprintf("it costs %d × its value", tools+2),
+		fmt.Sprintf("%d functions\n  (every tool, MCP, the sweep, the operator view, its post and the webhook dispatcher)", tools+5),
+		fmt.Sprintf("`ToolReservedConcurrency` applies to each of %d functions", tools+3),
+		fmt.Sprintf("it costs %d × its value", tools+3),
 		"75 GB", "1,000 per account", "must keep 100 unreserved", "What to raise first",
 		"has no authentication. Is this okay?", "--config-env", `{"message":"Too Many Requests"}`, "ExistingTableName=agentbox-<tenant>",
 	} {
@@ -302,10 +302,10 @@ func TestReadmeTenantCeilings(t *testing.T) {
 			reserving++
 		}
 	}
-	if functions != tools+4 {
-		t.Errorf("the template has %d functions, the README says %d", functions, tools+4)
+	if functions != tools+5 {
+		t.Errorf("the template has %d functions, the README says %d", functions, tools+5)
 	}
-	if reserving != tools+2 {
-		t.Errorf("%d functions reserve ToolReservedConcurrency, the README says %d", reserving, tools+2)
+	if reserving != tools+3 {
+		t.Errorf("%d functions reserve ToolReservedConcurrency, the README says %d", reserving, tools+3)
 	}
 }

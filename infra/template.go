@@ -51,6 +51,12 @@ const (
 	SweepName      = "sweep"
 	OpviewFunction = "OpviewFunction"
 	OpviewName     = "opview"
+	// OpviewPostFunction and OpviewPostName are the operator view's one
+	// write, the operator's post (opview.WriteRoutes): a function of its
+	// own with the writer role, so the view's read function keeps the
+	// reader role.
+	OpviewPostFunction = "OpviewPostFunction"
+	OpviewPostName     = "opview_post"
 	// MCPTimeoutSeconds is every function's timeout but WaitTool's.
 	MCPTimeoutSeconds = 10
 	// WaitTool is the tool whose REST function serves long waits
@@ -332,6 +338,14 @@ func Template(r *registry.Registry) []byte {
 		view = append(view, route{event: fmt.Sprintf("View%d", i+1), method: method, path: path})
 	}
 	fn(OpviewFunction, OpviewName, ReaderRole, "ReserveToolConcurrency", "agentbox operator view (read-only page for owner keys): /ui/", view)
+	// Its one write, the operator's post, has the writer role.
+	var post []route
+	for i, rt := range opview.WriteRoutes {
+		method, path, _ := strings.Cut(rt, " ")
+		post = append(post, route{event: fmt.Sprintf("Post%d", i+1), method: method, path: path})
+	}
+	fn(OpviewPostFunction, OpviewPostName, WriterRole, "ReserveToolConcurrency",
+		"agentbox operator view's post (owner keys with the write scope): the operator steps in", post)
 	// The webhook dispatcher, its queue and alarms (webhook.go).
 	fn(WebhookFunction, WebhookName, DispatcherRole, "ReserveWebhookConcurrency",
 		"agentbox webhook dispatcher: inbox heads from the table's stream, signed wake events out",

@@ -156,7 +156,8 @@ func TestTemplateStructure(t *testing.T) {
 	// its route, and the MCP function with its three.
 	want := map[string][]routeKey{}
 	wantRole := map[string]string{infra.MCPFunction: infra.WriterRole,
-		infra.SweepFunction: infra.WriterRole, infra.OpviewFunction: infra.ReaderRole, infra.WebhookFunction: infra.DispatcherRole}
+		infra.SweepFunction: infra.WriterRole, infra.OpviewFunction: infra.ReaderRole, infra.WebhookFunction: infra.DispatcherRole,
+		infra.OpviewPostFunction: infra.WriterRole}
 	for _, tool := range reg.Tools() {
 		id := infra.LogicalID(tool.Name)
 		want[id] = []routeKey{{tool.Method, tool.Path}}
@@ -187,6 +188,10 @@ func TestTemplateStructure(t *testing.T) {
 	for _, rt := range opview.Routes {
 		method, p, _ := strings.Cut(rt, " ")
 		want[infra.OpviewFunction] = append(want[infra.OpviewFunction], routeKey{method, p})
+	}
+	for _, rt := range opview.WriteRoutes {
+		method, p, _ := strings.Cut(rt, " ")
+		want[infra.OpviewPostFunction] = append(want[infra.OpviewPostFunction], routeKey{method, p})
 	}
 
 	got := map[string][]routeKey{}

@@ -86,7 +86,7 @@ const MCPPath = "/mcp"
 
 // MCPFunction is the AGENTBOX_FUNCTION value of the MCP endpoint's
 // function; every other value names the tool a function serves, but for
-// SweepFunction and OpviewFunction.
+// SweepFunction, OpviewFunction and OpviewPostFunction.
 const MCPFunction = "mcp"
 
 // SweepFunction is the AGENTBOX_FUNCTION value of the scheduled function
@@ -96,6 +96,11 @@ const SweepFunction = "sweep"
 // OpviewFunction is the AGENTBOX_FUNCTION value of the operator view's
 // function (internal/opview): the read-only page and its owner API.
 const OpviewFunction = "opview"
+
+// OpviewPostFunction is the AGENTBOX_FUNCTION value of the operator
+// view's write function: the operator's post (opview.NewPoster), with the
+// writer role.
+const OpviewPostFunction = "opview_post"
 
 // WebhookFunction is the AGENTBOX_FUNCTION value of the Streams-driven
 // webhook dispatcher (streamHandler, stream.go): DynamoDB Streams
@@ -151,6 +156,8 @@ func builder(function string) func(*hub.Hub, *slog.Logger) (http.Handler, error)
 		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return mcpHandler(h, log), nil }
 	case OpviewFunction:
 		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return opview.New(h, log), nil }
+	case OpviewPostFunction:
+		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return opview.NewPoster(h, log), nil }
 	default:
 		return func(h *hub.Hub, log *slog.Logger) (http.Handler, error) { return toolHandler(h, log, function) }
 	}

@@ -11,7 +11,8 @@ import (
 // Owner keys (issue 15).
 //
 // An owner key lets a person watch one box through the operator view,
-// read-only. It is "abo_" followed by base64url(box id ‖ key id ‖ secret),
+// read-only unless it was created with the write scope, which also lets
+// the person post as the box's operator (operate.go). It is "abo_" followed by base64url(box id ‖ key id ‖ secret),
 // the agent-key layout with a box in the agent's place, and only the
 // SHA-256 of the secret is stored. It is deliberately not an agent key: the
 // agent tools parse only "abk_" keys, so an owner key presented to a tool is
@@ -29,22 +30,45 @@ type OwnerKeyInfo struct {
 	KeyID     string `json:"key_id"`
 	BoxID     string `json:"box_id"`
 	CreatedAt string `json:"created_at"`
-	Key       string `json:"owner_key,omitempty"`
+	// Scope is "read" (watch only) or "write" (may also post as the
+	// box's operator).
+	Scope string `json:"scope"`
+	Key   string `json:"owner_key,omitempty"`
 }
+
+// Owner key scopes as the admin plane shows them.
+const (
+	OwnerRead  = "read"
+	OwnerWrite = "write"
+)
 
 // ownerKeyInfo is owner key r as the admin plane shows it: never its hash.
 func ownerKeyInfo(r *table.OwnerKey) *OwnerKeyInfo {
-	return &OwnerKeyInfo{KeyID: r.KeyID, BoxID: r.BoxID, CreatedAt: timestamp(r.CreatedAt)}
+	scope := OwnerRead
+	if r.Scope == table.OwnerScopeWrite {
+		scope = OwnerWrite
+	}
+	return &OwnerKeyInfo{KeyID: r.KeyID, BoxID: r.BoxID, CreatedAt: timestamp(r.CreatedAt), Scope: scope}
 }
 
 // CreateOwnerKey issues a read-only owner key for box, returned once.
 func (a *Admin) CreateOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, error) {
+	return a.createOwnerKey(ctx, box, "")
+}
+
+// CreateWriteOwnerKey issues an owner key for box that may also post as
+// the box's operator (operate.go), returned once.
+func (a *Admin) CreateWriteOwnerKey(ctx context.Context, box string) (*OwnerKeyInfo, error) {
+	return a.createOwnerKey(ctx, box, table.OwnerScopeWrite)
+}
+
+func (a *Admin) createOwnerKey(ctx context.Context, box, scope string) (*OwnerKeyInfo, error) {
 	if err := checkUUID("box", box); err != nil {
 		return nil, err
 	}
 	now := a.h.clock()
 	key, kid, sha := mintKey(ownerKeyPrefix, box)
-	rec := &table.OwnerKey{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now}
+	rec := &table.OwnerKey{KeyID: kid, BoxID: box, SecretSHA: sha, CreatedAt: now, Scope: scope}
 	err := a.h.st.Write(ctx, []store.Op{
 		store.Check(table.BoxKey(box), store.Present),
 		store.Put(rec.Item(), store.Absent),
@@ -116,11 +140,21 @@ func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", storageErr(err)
 	}
-	rec, err := decode[table.OwnerKey](it, ownerAuthFailed())
-	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
-		return "", ownerAuthFailed()
+	rec, err := p.ownerKey(it)
+	if err != nil {
+		return "", err
 	}
 	return rec.BoxID, nil
+}
+
+// ownerKey checks parsed owner key p against its record as read: any
+// mismatch is the one AUTH_FAILED.
+func (p parsedKey) ownerKey(it *store.Item) (*table.OwnerKey, error) {
+	rec, err := decode[table.OwnerKey](it, ownerAuthFailed())
+	if err != nil || rec.KeyID != p.keyID || rec.BoxID != p.agentID || !p.secretMatches(rec.SecretSHA) {
+		return nil, ownerAuthFailed()
+	}
+	return rec, nil
 }
 
 // PresentedOwnerKeyID returns the key id a presented owner key names, or
@@ -133,6 +167,27 @@ func PresentedOwnerKeyID(s string) string {
 		return ""
 	}
 	return p.keyID
+}
+
+// ownerWriter is the authority of owner key s to post as its box's
+// operator (operate.go): the key's record, read in the post's batch, must
+// match and carry the write scope, and the write checks it is still there.
+// Every refusal — a read-only key included — is the AUTH_FAILED of an
+// unknown key, as any owner key's write was before operators existed.
+func (h *Hub) ownerWriter(s string) (box string, auth operatorAuthority, ok bool) {
+	p, ok := parseKeyWith(ownerKeyPrefix, s)
+	if !ok {
+		return "", operatorAuthority{}, false
+	}
+	k := table.OwnerKeyKey(p.keyID)
+	return p.agentID, operatorAuthority{key: k, decide: func(it *store.Item) (*operatorAuth, error) {
+		rec, err := p.ownerKey(it)
+		if err != nil || rec.Scope != table.OwnerScopeWrite {
+			return nil, ownerAuthFailed()
+		}
+		return &operatorAuth{via: rec.KeyID, check: []guardedOp{{
+			op: store.Check(k, store.AtVersion(it.Version)), onFail: answer(ownerAuthFailed)}}}, nil
+	}}, true
 }
 
 func ownerAuthFailed() error {

@@ -153,6 +153,9 @@ type Caller struct {
 	// ReadOnly is set when a presented key is scoped coordination:read;
 	// mutate refuses such a caller (keyscope.go).
 	ReadOnly bool
+	// operator is set when the caller is the box's operator (operate.go):
+	// no key record, profile or session of an agent's.
+	operator *operatorAuth
 }
 
 // sessionMode says what a call needs of its session.
@@ -349,6 +352,9 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 // updateVisibility) and the profile version is the one this session
 // observed.
 func authChecks(c *Caller) []guardedOp {
+	if c.operator != nil {
+		return c.operator.check
+	}
 	ops := []guardedOp{{
 		op:     store.Check(table.ProfileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
 		onFail: func(context.Context) error { return profileOutdated() },
@@ -373,3 +379,24 @@ func profileOutdated() error {
 }
 
 const statusActive = "active"
+
+// operatorAuth is what a call of the box's operator (operate.go) runs with
+// in place of an agent's key and session.
+type operatorAuth struct {
+	// via is what wrote the call: an owner key id, or "admin".
+	via string
+	// check guards the write: the owner key's record still at the version
+	// read. None for the admin plane.
+	check []guardedOp
+}
+
+// operatorAuthority decides an operator call's authority from the item at
+// its key, read in the call's batch (no key: the admin plane's, decided
+// before the call).
+type operatorAuthority struct {
+	key    store.Key
+	decide func(*store.Item) (*operatorAuth, error)
+}
+
+// isOperator reports whether the caller is the box's operator.
+func (c *Caller) isOperator() bool { return c.operator != nil }

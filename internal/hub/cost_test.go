@@ -34,6 +34,7 @@ func TestCostPerTool(t *testing.T) {
 		f        *fixture
 		room     *hub.RoomInfo
 		crA, crB hub.Credentials
+		opKeyW   string
 	)
 	setup := func(deployed bool) {
 		f = newFixture(t, teststores.All()[0], func(s store.Store) store.Store { m = teststores.NewMetered(s); return m })
@@ -44,6 +45,7 @@ func TestCostPerTool(t *testing.T) {
 		f.mustAdd(room.RoomID, f.a)
 		f.mustAdd(room.RoomID, f.b)
 		crA, crB = f.prime(f.a), f.prime(f.b)
+		opKeyW = opKey(f, true).Key
 	}
 	body := strings.Repeat("x", 1000)
 	var sent *hub.MessageSendOutput
@@ -90,6 +92,17 @@ func TestCostPerTool(t *testing.T) {
 			return err
 		}},
 		{"create_space", 10, 13, func() error { _, err := createSpace(f, crA, "public", "Cost", "cost-space"); return err }},
+		// The box's operator (operate.go): a post from the view or the
+		// admin CLI, after the calls above so their inboxes are as they
+		// were.
+		{"operator post (DM, 1 KB)", 5, 21, func() error {
+			_, err := opPost(f, opKeyW, "cost-op-dm", toDM(f.b.AgentID), body, nil, nil)
+			return err
+		}},
+		{"operator post (room of 2, 1 KB)", 6, 16, func() error {
+			_, err := opPost(f, opKeyW, "cost-op-post", toRoom(room.RoomID), body, nil, nil)
+			return err
+		}},
 	}
 	// measured[deployed][i] is call i's read and write units.
 	var measured [2][][2]float64

@@ -157,7 +157,11 @@ func renderEntry(format string, e *ThreadEntry) (string, error) {
 	}
 	m := e.Message
 	b.WriteString("\n\n")
-	b.WriteString("- author: " + escapeMD(m.AuthorName) + " " + codeSpan(m.AuthorAgentID) + "\n")
+	b.WriteString("- author: " + escapeMD(m.AuthorName) + " " + codeSpan(m.AuthorAgentID))
+	if m.AuthorKind == AuthorOperator {
+		b.WriteString(" (the box's operator)")
+	}
+	b.WriteString("\n")
 	b.WriteString("- sent: " + codeSpan(m.SentAt) + "\n")
 	if m.ReplyTo != "" {
 		b.WriteString("- in reply to: " + codeSpan(m.ReplyTo) + "\n")

@@ -357,8 +357,10 @@ func TestAttentionWithAuthentication(t *testing.T) {
 	})
 }
 
-// TestInboxRowSize: an unread row without its message body is at most 600
-// bytes of JSON: a DM, and a room post mentioning the reader. Fields a
+// TestInboxRowSize: an unread row without its message body is at most 625
+// bytes of JSON: a DM, and a room post mentioning the reader. The bound
+// was 600 before every message carried author_kind (issue 26), which adds
+// at most 25 bytes ("author_kind":"operator",). Fields a
 // message may add beyond these are logged, not bounded: a reply adds
 // reply_to and thread_root_id (~100 bytes), each mention or request an
 // agent id (39 bytes), a longer author name its length.
@@ -401,8 +403,8 @@ func TestInboxRowSize(t *testing.T) {
 			if err != nil {
 				t.Fatalf("json.Marshal(row): %v", err)
 			}
-			if len(b) > 600 {
-				t.Errorf("an unread row without its body is %d bytes of JSON, want at most 600: %s", len(b), b)
+			if len(b) > 625 {
+				t.Errorf("an unread row without its body is %d bytes of JSON, want at most 625: %s", len(b), b)
 			}
 			t.Logf("row %d (reasons %v) without body: %d bytes", r.InboxSeq, r.ReasonNames, len(b))
 		}

@@ -259,15 +259,7 @@ func mutate[Out any, P interface {
 	return retry(ctx, func() (P, error) {
 		var idem slot
 		var rr *rateRead
-		c, err := h.start(ctx, cr, sessionPrimed, func(agent string, b *batch) {
-			if m.key != "" {
-				idem = b.add(m.recordKey(agent))
-			}
-			rr = h.limits.declare(agent, b)
-			if r != nil {
-				r(agent, b)
-			}
-		})
+		c, err := h.start(ctx, cr, sessionPrimed, declareMutation(h, m, &idem, &rr, r))
 		if err != nil {
 			return nil, err
 		}
@@ -275,27 +267,107 @@ func mutate[Out any, P interface {
 		if c.ReadOnly {
 			return nil, insufficientScope()
 		}
+		return apply(ctx, h, c, m, idem, rr, fn)
+	})
+}
+
+// declareMutation is the read of a mutation: its idempotency record and
+// rate shards (left in *idem and *rr), then the tool's slots.
+func declareMutation(h *Hub, m mutation, idem *slot, rr **rateRead, r reads) reads {
+	return func(agent string, b *batch) {
 		if m.key != "" {
-			if out, done, err := replay[Out, P](ctx, h, m, c.item(idem)); done {
-				return out, err
-			}
+			*idem = b.add(m.recordKey(agent))
 		}
-		if c.rateOps, err = h.admit(ctx, c, rr); err != nil {
-			return nil, err
+		*rr = h.limits.declare(agent, b)
+		if r != nil {
+			r(agent, b)
 		}
-		stale := c.Session.ProfileVersion != c.ProfileVersion
-		out, p, err := fn(c)
-		if err != nil {
-			if stale && isCode(err, apperr.RevisionConflict) {
-				return nil, profileOutdated()
-			}
-			return nil, err
+	}
+}
+
+// apply runs an authenticated mutation's call once: answer a replay, admit
+// it past the write limiter, apply fn, check the profile (an agent's; the
+// operator has none, operate.go) and commit.
+func apply[Out any, P interface {
+	*Out
+	replayable
+}](ctx context.Context, h *Hub, c *call, m mutation, idem slot, rr *rateRead, fn func(c *call) (P, *plan, error)) (P, error) {
+	if m.key != "" {
+		if out, done, err := replay[Out, P](ctx, h, m, c.item(idem)); done {
+			return out, err
 		}
-		if stale {
+	}
+	var err error
+	if c.rateOps, err = h.admit(ctx, c, rr); err != nil {
+		return nil, err
+	}
+	stale := c.Session != nil && c.Session.ProfileVersion != c.ProfileVersion
+	out, p, err := fn(c)
+	if err != nil {
+		if stale && isCode(err, apperr.RevisionConflict) {
 			return nil, profileOutdated()
 		}
-		return commit(ctx, h, c, m, p, out)
+		return nil, err
+	}
+	if stale {
+		return nil, profileOutdated()
+	}
+	return commit(ctx, h, c, m, p, out)
+}
+
+// operate is mutate for the box's operator (operate.go): the same read,
+// replay, write limit (the operator's own bucket, keyed by its id), plan
+// and commit, with the authority in place of an agent's key and session
+// checked on what the call's one batch read.
+func operate[Out any, P interface {
+	*Out
+	replayable
+}](ctx context.Context, h *Hub, box string, auth operatorAuthority, m mutation, r reads, fn func(c *call) (P, *plan, error)) (P, error) {
+	return retry(ctx, func() (P, error) {
+		var idem, authAt slot
+		var rr *rateRead
+		declare := declareMutation(h, m, &idem, &rr, r)
+		c, err := h.startOperator(ctx, box, func(agent string, b *batch) {
+			if auth.key.PK != "" {
+				authAt = b.add(auth.key)
+			}
+			declare(agent, b)
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer c.done()
+		if c.operator, err = auth.decide(c.item(authAt)); err != nil {
+			return nil, err
+		}
+		if err := h.callAllowed(c.Caller); err != nil {
+			return nil, err
+		}
+		return apply(ctx, h, c, m, idem, rr, fn)
 	})
+}
+
+// startOperator is start for the box's operator, whose id is the box's:
+// one batched read of the declared slots, holding the counter locks they
+// name. Authority is the runner's to decide on what was read.
+func (h *Hub) startOperator(ctx context.Context, box string, r reads) (*call, error) {
+	var b batch
+	r(box, &b)
+	var release func()
+	if len(b.hot) > 0 {
+		release = h.hot.lock(b.hot)
+	}
+	items, err := h.st.BatchGet(ctx, b.keys)
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, storageErr(err)
+	}
+	h.hot.latest(b.keys, b.hot, items)
+	c := &Caller{BoxID: box, AgentID: box, Now: h.clock(),
+		Agent: &table.Agent{ID: box, BoxID: box, Name: OperatorName, Status: statusActive}}
+	return &call{Caller: c, h: h, keys: b.keys, items: items, hot: b.hot, release: release}, nil
 }
 
 // retryAttempts bounds retry. Contention needs concurrent writers of one

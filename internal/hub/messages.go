@@ -186,8 +186,9 @@ type MessageDTO struct {
 	MessageID     string       `json:"message_id"`
 	StreamSeq     Revision     `json:"stream_seq" desc:"Position in its room or DM stream."`
 	Destination   Destination  `json:"destination"`
-	AuthorAgentID string       `json:"author_agent_id"`
+	AuthorAgentID string       `json:"author_agent_id" desc:"The author: an agent, or for author_kind operator the box id."`
 	AuthorName    string       `json:"author_name"`
+	AuthorKind    string       `json:"author_kind" desc:"agent, or operator: the box's owner stepping in, never an agent." schema:"enum=agent|operator"`
 	BodyMD        string       `json:"body_md"`
 	Payload       Object       `json:"payload,omitempty"`
 	Files         []FileRefDTO `json:"files,omitempty"`
@@ -293,11 +294,22 @@ func (in *MessageSendInput) validate() (json.RawMessage, []table.File, error) {
 // cannot see or of another conversation), ROOM_ARCHIVED, PROFILE_OUTDATED,
 // IDEMPOTENCY_CONFLICT, TEMPORARILY_UNAVAILABLE.
 func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInput) (*MessageSendOutput, error) {
+	return h.sendVia(ctx, "message_send", &in, func(m mutation, r reads, fn func(*call) (*MessageSendOutput, *plan, error)) (*MessageSendOutput, error) {
+		return mutate(ctx, h, cr, m, r, fn)
+	})
+}
+
+// sendVia validates and runs the send of in as tool, with run the
+// kernel's runner for its caller: mutate for an agent's message_send,
+// operate for the box's operator (operate.go). The rules and the plan are
+// one and the same.
+func (h *Hub) sendVia(ctx context.Context, tool string, in *MessageSendInput,
+	run func(m mutation, r reads, fn func(*call) (*MessageSendOutput, *plan, error)) (*MessageSendOutput, error)) (*MessageSendOutput, error) {
 	payload, files, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
-	m := newMutation("message_send", in.IdempotencyKey, struct {
+	m := newMutation(tool, in.IdempotencyKey, struct {
 		D  Destination
 		B  string
 		P  json.RawMessage
@@ -306,7 +318,7 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 		R  []string
 		To string
 	}{in.Destination, in.BodyMD, payload, stripIDs(files), in.Mentions, in.Requests, in.ReplyTo})
-	msg, err := newMessage(&in, payload, files)
+	msg, err := newMessage(in, payload, files)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +328,10 @@ func (h *Hub) MessageSend(ctx context.Context, cr Credentials, in MessageSendInp
 	// late are recipients a room post found only after its read whose
 	// heads it could not lock then: the next attempt declares them.
 	var late []string
-	out, err := mutate(ctx, h, cr, m, func(agent string, b *batch) {
-		s = declareSend(b, &in, agent, h.hot, late)
+	out, err := run(m, func(agent string, b *batch) {
+		s = declareSend(b, in, agent, h.hot, late)
 	}, func(c *call) (*MessageSendOutput, *plan, error) {
-		return h.send(ctx, c, &in, s, msg, &to, &late)
+		return h.send(ctx, c, in, s, msg, &to, &late)
 	})
 	if err == nil {
 		h.notifySent(to)
@@ -393,33 +405,47 @@ func declareSend(b *batch, in *MessageSendInput, agent string, hot *hotLocks, la
 func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, tmpl *table.Message, notify *[]recipient, late *[]string) (*MessageSendOutput, *plan, error) {
 	msg := *tmpl
 	msg.ID, msg.Stream, msg.AuthorID, msg.AuthorName, msg.SentAt = newMessageID(), s.st.id(), c.AgentID, c.Agent.Name, c.Now
+	if c.isOperator() {
+		msg.AuthorKind, msg.Via = AuthorOperator, c.operator.via
+	}
 	p := &plan{}
 
 	// Where the message goes, and who may be targeted.
 	var members map[string]*table.RoomMember // room: current members by agent
 	var startSeq uint64                      // room: the sender's epoch start
+	// toOperator: a DM to the box's operator (operate.go), which has no
+	// agent record and no inbox.
+	toOperator := false
 	if s.st.kind == KindRoom {
-		room, mem, err := roomSlots{room: s.room, member: s.member}.writable(c)
+		room, err := sendRoom(c, s, &startSeq)
 		if err != nil {
 			return nil, nil, err
 		}
-		startSeq = max(mem.StartSeq, 1)
 		roster, err := h.roster(ctx, room.ID)
 		if err != nil {
 			return nil, nil, err
 		}
 		members = roster
-		p.add(stillMember(room.ID, c.AgentID), h.roomUnchanged(room.ID, c.item(s.room).Version))
+		if !c.isOperator() {
+			p.add(stillMember(room.ID, c.AgentID))
+		}
+		p.add(h.roomUnchanged(room.ID, c.item(s.room).Version))
 	} else {
 		if in.Destination.RecipientAgentID == c.AgentID {
 			return nil, nil, apperr.Invalid("destination.recipient_agent_id", "must not be yourself")
 		}
-		peer, err := sameBoxAgent(c.Caller, c.item(s.peerAg))
-		if err != nil || peer.Status != statusActive {
-			return nil, nil, apperr.Forbidden()
+		toOperator = in.Destination.RecipientAgentID == c.BoxID
+		if toOperator && (len(in.Mentions) > 0 || len(in.Requests) > 0) {
+			return nil, nil, apperr.Invalid("mentions", "a DM to the operator carries no mentions or requests")
 		}
-		// The recipient must still be there when the DM commits.
-		p.check(table.AgentKey(peer.ID), store.AtVersion(c.item(s.peerAg).Version), contended)
+		if !toOperator {
+			peer, err := sameBoxAgent(c.Caller, c.item(s.peerAg))
+			if err != nil || peer.Status != statusActive {
+				return nil, nil, apperr.Forbidden()
+			}
+			// The recipient must still be there when the DM commits.
+			p.check(table.AgentKey(peer.ID), store.AtVersion(c.item(s.peerAg).Version), contended)
+		}
 	}
 
 	// Targets: valid before any reply or sequence work.
@@ -457,7 +483,10 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 	// each, counted in the budget below.
 	p.add(requestOps(&msg)...)
 
-	to := attention(c.AgentID, in, members, parentAuthor)
+	var to []recipient
+	if !toOperator {
+		to = attention(c.AgentID, in, members, parentAuthor)
+	}
 	*notify = to
 	out := &MessageSendOutput{MessageID: msg.ID, StreamSeq: Revision(msg.Seq), SentAt: timestamp(c.Now),
 		ThreadRootID: msg.ThreadRoot, AttentionCount: len(to), RequestCount: len(in.Requests)}
@@ -480,6 +509,23 @@ func (h *Hub) send(ctx context.Context, c *call, in *MessageSendInput, s slots, 
 		planFanout(p, c, fan, to)
 	}
 	return out, p, nil
+}
+
+// sendRoom is the room a send posts in, setting *startSeq to the first
+// sequence the sender may see: a member's room, from its epoch, or for the
+// operator any room of its box (operate.go), whole.
+func sendRoom(c *call, s slots, startSeq *uint64) (*table.Room, error) {
+	rs := roomSlots{room: s.room, member: s.member}
+	if c.isOperator() {
+		*startSeq = 1
+		return rs.operatorWritable(c)
+	}
+	room, mem, err := rs.writable(c)
+	if err != nil {
+		return nil, err
+	}
+	*startSeq = max(mem.StartSeq, 1)
+	return room, nil
 }
 
 // roster reads a room's current active members: a deactivated agent's

@@ -79,7 +79,7 @@ const (
 func requestOps(msg *table.Message) []guardedOp {
 	ops := make([]guardedOp, 0, 2*len(msg.Requests))
 	for _, to := range msg.Requests {
-		r := &table.Request{MessageID: msg.ID, StreamSeq: msg.Seq, AuthorID: msg.AuthorID, RecipientID: to,
+		r := &table.Request{MessageID: msg.ID, StreamSeq: msg.Seq, AuthorID: msg.AuthorID, AuthorKind: msg.AuthorKind, RecipientID: to,
 			SentAt: msg.SentAt, Status: StatusOpen,
 			Destination: table.Destination{Kind: msg.Kind, RoomID: msg.RoomID, RecipientAgentID: msg.Recipient}}
 		ops = append(ops,
@@ -94,7 +94,8 @@ type RequestDTO struct {
 	RequestMessageID string      `json:"request_message_id" desc:"The message that carries the request."`
 	MessageSeq       Revision    `json:"message_seq" desc:"The request message's place in request order: its send time in Unix nanoseconds (ties: message id, then recipient id). Not a stream sequence."`
 	RecipientAgentID string      `json:"recipient_agent_id"`
-	AuthorAgentID    string      `json:"author_agent_id"`
+	AuthorAgentID    string      `json:"author_agent_id" desc:"The requester: an agent, or for author_kind operator the box id."`
+	AuthorKind       string      `json:"author_kind" desc:"agent, or operator: the box's owner, never an agent." schema:"enum=agent|operator"`
 	Destination      Destination `json:"destination"`
 	StreamSeq        Revision    `json:"stream_seq" desc:"The request message's position in its room or DM stream."`
 	SentAt           string      `json:"sent_at"`
@@ -107,7 +108,7 @@ type RequestDTO struct {
 // requestDTO is request r at declaration revision.
 func requestDTO(r *table.Request, revision uint64) RequestDTO {
 	return RequestDTO{RequestMessageID: r.MessageID, MessageSeq: Revision(r.SentAt.UnixNano()), RecipientAgentID: r.RecipientID,
-		AuthorAgentID: r.AuthorID, Destination: Destination(r.Destination), StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
+		AuthorAgentID: r.AuthorID, AuthorKind: authorKind(r.AuthorKind), Destination: Destination(r.Destination), StreamSeq: Revision(r.StreamSeq), SentAt: timestamp(r.SentAt),
 		Status: r.Status, Revision: Revision(revision), DeclaredAt: timestampIfSet(r.DeclaredAt), ResponseID: r.ResponseID}
 }
 

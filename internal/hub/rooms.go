@@ -415,6 +415,22 @@ func (rs roomSlots) writable(c *call) (*table.Room, *table.RoomMember, error) {
 	return room, mem, nil
 }
 
+// operatorWritable is writable for the box's operator (operate.go), which
+// is no member: any room of its box that is not archived.
+func (rs roomSlots) operatorWritable(c *call) (*table.Room, error) {
+	room, err := decode[table.Room](c.item(rs.room), apperr.Forbidden())
+	if err != nil {
+		return nil, err
+	}
+	if room.BoxID != c.BoxID {
+		return nil, apperr.Forbidden()
+	}
+	if room.Archived {
+		return nil, roomArchived()
+	}
+	return room, nil
+}
+
 // stillMember guards a mutation against the caller's removal between its
 // read and its write.
 func stillMember(room, agent string) guardedOp {

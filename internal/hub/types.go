@@ -189,10 +189,27 @@ func fileDTO(f table.File) FileRefDTO {
 		VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, Versioning: fileVersioning(f)}
 }
 
+// Author kinds, on every message and request DTO: an agent, or the box's
+// operator (operate.go).
+const (
+	AuthorAgent    = "agent"
+	AuthorOperator = "operator"
+	// OperatorName is the operator's author_name.
+	OperatorName = "operator"
+)
+
+// authorKind is the DTO's author_kind of a stored kind (empty: an agent).
+func authorKind(stored string) string {
+	if stored == AuthorOperator {
+		return AuthorOperator
+	}
+	return AuthorAgent
+}
+
 // messageDTO is stored message r as results show it.
 func messageDTO(r *table.Message) MessageDTO {
 	d := MessageDTO{MessageID: r.ID, StreamSeq: Revision(r.Seq), AuthorAgentID: r.AuthorID, AuthorName: r.AuthorName,
-		BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
+		AuthorKind: authorKind(r.AuthorKind), BodyMD: r.BodyMD, Payload: Object(r.Payload), Mentions: r.Mentions, Requests: r.Requests,
 		ReplyTo: r.ReplyTo, ThreadRootID: r.ThreadRoot, SentAt: timestamp(r.SentAt)}
 	d.Destination = Destination{Kind: r.Kind, RoomID: r.RoomID, RecipientAgentID: r.Recipient}
 	for _, f := range r.Files {

@@ -151,6 +151,9 @@ func (v *Model) events(ctx context.Context, msgs []*table.Message) ([]ViewEvent,
 // the view's box are named.
 func (v *Model) name(ctx context.Context, names map[string]string, agents, rooms []string) error {
 	var keys []store.Key
+	if _, ok := names[v.box]; !ok {
+		names[v.box] = hub.OperatorName // the box's operator (compose.go) has the box's id
+	}
 	want := func(id string, k store.Key) {
 		if _, ok := names[id]; !ok && id != "" && len(keys) < store.MaxBatchGetKeys {
 			names[id] = ""

@@ -45,6 +45,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/limits"
 	"github.com/agentbox/agentbox/internal/loopback"
+	"github.com/agentbox/agentbox/internal/rest"
 )
 
 //go:embed static
@@ -95,6 +96,7 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/{$}", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/index.html", v.file("static/index.html", "text/html; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.js", v.file("static/app.js", "text/javascript; charset=utf-8"))
+	v.mux.HandleFunc("GET /ui/compose.js", v.file("static/compose.js", "text/javascript; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/app.css", v.file("static/app.css", "text/css; charset=utf-8"))
 	v.mux.HandleFunc("GET /ui/favicon.svg", v.file("static/favicon.svg", "image/svg+xml"))
 	v.mux.HandleFunc("POST /ui/csp-report", v.report)
@@ -106,6 +108,7 @@ func New(h *hub.Hub, log *slog.Logger) *Handler {
 	v.mux.HandleFunc("GET /ui/api/activity", v.api(v.activity))
 	v.mux.HandleFunc("GET /ui/api/files", v.api(v.files))
 	v.mux.HandleFunc("GET /ui/api/message/{id}", v.api(v.message))
+	v.mux.HandleFunc(PostRoute, v.post) // compose.go
 	return v
 }
 
@@ -187,59 +190,83 @@ func tooMany(w http.ResponseWriter, wait time.Duration, msg string) {
 // api wraps a fragment renderer with owner-key authentication.
 func (v *Handler) api(render func(ctx context.Context, ov *Model, r *http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		key, err := bearer.Key(r.Header)
-		ok := err == nil && key != ""
-		// A guessed owner key costs a store read: failures are limited
-		// per source before the hub is asked (rest/authlimit.go).
-		sources := limits.AuthSources(r.RemoteAddr, hub.PresentedOwnerKeyID(key))
-		if v.authFail != nil {
-			now := time.Now()
-			for _, src := range sources {
-				if blocked, wait := v.authFail.Blocked(src, now); blocked {
-					tooMany(w, wait, "Too many failed authentications from this source; nothing was done.")
-					return
-				}
-			}
-		}
 		var ov *Model
-		if !ok {
-			err = apperr.New(apperr.AuthFailed, "Authentication failed.")
-		} else {
+		err := v.authenticated(w, r, func(key string) (err error) {
 			ov, err = Open(r.Context(), v.h, key)
-		}
-		if e, isApp := apperr.As(err); isApp && e.Code == apperr.AuthFailed && v.authFail != nil {
-			now := time.Now()
-			for _, src := range sources {
-				v.authFail.Charge(src, now)
-			}
+			return err
+		})
+		if errors.Is(err, errAnswered) {
+			return
 		}
 		var out string
 		if err == nil {
 			out, err = render(r.Context(), ov, r)
 		}
 		if err != nil {
-			e := apperr.Normalize(err)
-			status := http.StatusInternalServerError
-			switch e.Code {
-			case apperr.AuthFailed:
-				status = http.StatusUnauthorized
-				w.Header().Set("WWW-Authenticate", "Bearer")
-			case apperr.NotFoundOrForbidden:
-				status = http.StatusNotFound
-			case apperr.CursorInvalid:
-				status = http.StatusBadRequest
-			}
-			if status == http.StatusInternalServerError {
-				v.log.ErrorContext(r.Context(), "ui read failed", "err", err)
-			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(status)
-			_, _ = w.Write([]byte(string(e.Code) + ": " + e.Message))
+			v.refuse(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(out))
 	}
+}
+
+// errAnswered is authenticated's report that it answered the request
+// itself (429).
+var errAnswered = errors.New("opview: answered")
+
+// authenticated presents the request's Bearer owner key to use. A guessed
+// owner key costs a store read: failures are limited per source before the
+// hub is asked (rest/authlimit.go), and every AUTH_FAILED is charged.
+func (v *Handler) authenticated(w http.ResponseWriter, r *http.Request, use func(key string) error) error {
+	key, err := bearer.Key(r.Header)
+	ok := err == nil && key != ""
+	sources := limits.AuthSources(r.RemoteAddr, hub.PresentedOwnerKeyID(key))
+	if v.authFail != nil {
+		now := time.Now()
+		for _, src := range sources {
+			if blocked, wait := v.authFail.Blocked(src, now); blocked {
+				tooMany(w, wait, "Too many failed authentications from this source; nothing was done.")
+				return errAnswered
+			}
+		}
+	}
+	if !ok {
+		err = apperr.New(apperr.AuthFailed, "Authentication failed.")
+	} else {
+		err = use(key)
+	}
+	if e, isApp := apperr.As(err); isApp && e.Code == apperr.AuthFailed && v.authFail != nil {
+		now := time.Now()
+		for _, src := range sources {
+			v.authFail.Charge(src, now)
+		}
+	}
+	return err
+}
+
+// refuse answers a failed request: its code and message as plain text,
+// never the rejected value.
+func (v *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	e := apperr.Normalize(err)
+	status := http.StatusInternalServerError
+	switch e.Code {
+	case apperr.AuthFailed:
+		status = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	case apperr.NotFoundOrForbidden:
+		status = http.StatusNotFound
+	case apperr.CursorInvalid:
+		status = http.StatusBadRequest
+	default: // the post's refusals (compose.go), as REST answers them
+		status = rest.Status(e.Code)
+	}
+	if status == http.StatusInternalServerError {
+		v.log.ErrorContext(r.Context(), "ui request failed", "err", err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(string(e.Code) + ": " + e.Message))
 }
 
 // sameOrigin accepts a request without Origin (a navigation, a same-origin

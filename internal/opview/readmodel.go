@@ -647,6 +647,9 @@ type ViewAgentPage struct {
 	DMs           []ViewDM
 	// Next* are the cursors of the lists' next pages ("" at the end).
 	NextInbox, NextIn, NextOut, NextPrivate, NextPeers string
+	// Box is the view's box: the operator's side of its DM with the agent
+	// (compose.go).
+	Box string
 }
 
 // ViewDM is one DM conversation on an agent page: metadata only; its
@@ -694,7 +697,7 @@ func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*View
 		return nil, err
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
-		Unread: table.Unread(got[2], got[3])}}
+		Unread: table.Unread(got[2], got[3])}, Box: v.box}
 	if got[1] != nil {
 		if p, err := table.Decode[table.Profile](got[1]); err == nil {
 			out.Role = p.Role
@@ -853,12 +856,17 @@ func (v *Model) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error)
 	out := &ViewDMPage{}
 	names := map[string]string{}
 	for i, it := range got {
-		r, err := ofBox(v, it, func(a *table.Agent) string { return a.BoxID })
-		if err != nil {
-			return nil, err
+		var m ViewMember
+		if id := []string{a, b}[i]; v.isOperator(id) && !v.isOperator([]string{a, b}[1-i]) {
+			m = v.operatorMember() // a DM with the box's operator (compose.go)
+		} else {
+			r, err := ofBox(v, it, func(a *table.Agent) string { return a.BoxID })
+			if err != nil {
+				return nil, err
+			}
+			m = ViewMember{ID: r.ID, Name: r.Name}
 		}
-		names[r.ID] = r.Name
-		m := ViewMember{ID: r.ID, Name: r.Name}
+		names[m.ID] = m.Name
 		if i == 0 {
 			out.A = m
 		} else {
@@ -893,10 +901,12 @@ func keysOf(items []*store.Item) []store.Key {
 // ViewMessage is one message of a room timeline.
 type ViewMessage struct {
 	ID, AuthorID, AuthorName, BodyMD string
-	Seq                              uint64
-	SentAt                           time.Time
-	Mentions, Requests               []string
-	ReplyTo, ThreadRoot              string
+	// Operator marks a message of the box's operator (author_kind).
+	Operator            bool
+	Seq                 uint64
+	SentAt              time.Time
+	Mentions, Requests  []string
+	ReplyTo, ThreadRoot string
 	// Declarations are the requested recipients' current declarations.
 	Declarations []ViewDeclaration
 	Files        []ViewFile
@@ -916,8 +926,12 @@ type ViewDeclaration struct {
 // ViewFile is a file reference, shown as text.
 type ViewFile struct{ Label, URL string }
 
-// ViewMember is a room member.
-type ViewMember struct{ ID, Name, Follow string }
+// ViewMember is a room member, or a side of a DM; Operator marks the box's
+// operator (compose.go).
+type ViewMember struct {
+	ID, Name, Follow string
+	Operator         bool
+}
 
 // ViewRoomPage is the room page.
 type ViewRoomPage struct {
@@ -1073,7 +1087,8 @@ func foldThreads(msgs []viewMessage) []ViewMessage {
 
 func toViewMessage(m *table.Message) ViewMessage {
 	vm := ViewMessage{ID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, BodyMD: m.BodyMD, Seq: m.Seq,
-		SentAt: m.SentAt, Mentions: m.Mentions, Requests: m.Requests, ReplyTo: m.ReplyTo, ThreadRoot: m.ThreadRoot}
+		Operator: m.AuthorKind == hub.AuthorOperator,
+		SentAt:   m.SentAt, Mentions: m.Mentions, Requests: m.Requests, ReplyTo: m.ReplyTo, ThreadRoot: m.ThreadRoot}
 	for _, f := range m.Files {
 		vm.Files = append(vm.Files, ViewFile{Label: f.DisplayName, URL: f.URL})
 	}

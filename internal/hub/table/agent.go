@@ -187,7 +187,13 @@ type OwnerKey struct {
 	BoxID     string    `json:"box_id"`
 	SecretSHA string    `json:"secret_sha256"`
 	CreatedAt time.Time `json:"created_at"`
+	// Scope is OwnerScopeWrite for a key that may post as the box's
+	// operator (hub/operate.go); empty, the default, is read-only.
+	Scope string `json:"scope,omitempty"`
 }
+
+// OwnerScopeWrite is the stored scope of an owner key that may write.
+const OwnerScopeWrite = "write"
 
 // Item is the owner key's item, written once (Version 1), on its box's
 // owner keys index in creation order.

@@ -109,14 +109,20 @@ type ThreadRow struct {
 // Message is a stored message, immutable once written: the stream item
 // at its sequence holds it whole.
 type Message struct {
-	ID         string          `json:"id"`
-	Stream     string          `json:"stream"`
-	Seq        uint64          `json:"seq"`
-	Kind       string          `json:"kind"`
-	RoomID     string          `json:"room_id,omitempty"`
-	Recipient  string          `json:"recipient,omitempty"`
-	AuthorID   string          `json:"author_id"`
-	AuthorName string          `json:"author_name"`
+	ID         string `json:"id"`
+	Stream     string `json:"stream"`
+	Seq        uint64 `json:"seq"`
+	Kind       string `json:"kind"`
+	RoomID     string `json:"room_id,omitempty"`
+	Recipient  string `json:"recipient,omitempty"`
+	AuthorID   string `json:"author_id"`
+	AuthorName string `json:"author_name"`
+	// AuthorKind is "operator" for a message the box's owner posted
+	// (hub/operate.go; AuthorID is then the box id), empty for an agent's.
+	AuthorKind string `json:"author_kind,omitempty"`
+	// Via records what wrote an operator's message: the owner key's id,
+	// or "admin" for the admin CLI. Empty for an agent's.
+	Via        string          `json:"via,omitempty"`
 	BodyMD     string          `json:"body_md"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	Files      []File          `json:"files,omitempty"`

@@ -31,10 +31,12 @@ type Request struct {
 	Destination Destination `json:"destination"`
 	StreamSeq   uint64      `json:"stream_seq"`
 	AuthorID    string      `json:"author_id"`
-	RecipientID string      `json:"recipient_id"`
-	SentAt      time.Time   `json:"sent_at"`
-	Status      string      `json:"status"`
-	DeclaredAt  time.Time   `json:"declared_at,omitzero"`
+	// AuthorKind is the request message's (table.Message.AuthorKind).
+	AuthorKind  string    `json:"author_kind,omitempty"`
+	RecipientID string    `json:"recipient_id"`
+	SentAt      time.Time `json:"sent_at"`
+	Status      string    `json:"status"`
+	DeclaredAt  time.Time `json:"declared_at,omitzero"`
 	// ResponseID is the reply message of the current declaration.
 	ResponseID string `json:"response_id,omitempty"`
 }

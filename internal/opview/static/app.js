@@ -108,9 +108,12 @@
         document.querySelectorAll("li.message > details[open]").forEach(function (d) {
           openThreads[d.parentNode.id] = true;
         });
+        var compose = window.agentboxKeepCompose && window.agentboxKeepCompose(); // compose.js
         // The fragment is rendered and sanitized by the server; scripts in
         // it would not run (innerHTML, and the CSP forbids inline script).
         $("view").innerHTML = r.body;
+        var fresh = document.querySelector("form.compose");
+        if (compose && fresh && fresh.dataset.key === compose.dataset.key) { fresh.replaceWith(compose); }
         Object.keys(openThreads).forEach(function (id) {
           var li = document.getElementById(id);
           if (li && li.querySelector("details")) { li.querySelector("details").open = true; }
@@ -137,6 +140,7 @@
       showLogin("");
     });
     window.addEventListener("hashchange", load);
+    window.addEventListener("agentbox:refresh", load);
     load();
     setInterval(load, REFRESH_MS);
   }
