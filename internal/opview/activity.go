@@ -105,16 +105,14 @@ func (v *Model) pointed(ctx context.Context, items []*store.Item) ([]*table.Mess
 }
 
 // streamMsgKey is the key of message seq of the stream a pointer or an
-// attention row names.
+// attention row names; false when the stream id does not parse.
 func streamMsgKey(stream string, seq uint64) (store.Key, bool) {
 	room, pair, ok := hub.ParseStreamID(stream)
-	switch {
-	case !ok:
-		return store.Key{}, false
-	case room != "":
-		return table.StreamMsgKey(table.RoomStreamPK(room), seq), true
+	pk := table.DMStreamPK(pair[0], pair[1])
+	if room != "" {
+		pk = table.RoomStreamPK(room)
 	}
-	return table.StreamMsgKey(table.DMStreamPK(pair[0], pair[1]), seq), true
+	return table.StreamMsgKey(pk, seq), ok
 }
 
 // events describes msgs for the feed, naming their rooms and DM peers (one

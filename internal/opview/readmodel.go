@@ -28,10 +28,10 @@ import (
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
 // id of another box and an id that does not exist look the same. Every read is bounded: a page of agents, rooms, spaces,
 // members, inbox rows or requests is at most ViewPageSize items, a room
-// timeline at most ViewTimelineSize messages, and the activity charts read
-// at most ViewScanMessages recent messages per room of the page — a page
-// never reads more than a fixed number of items however large the box
-// grows.
+// timeline at most ViewTimelineSize messages, and the box page's charts
+// read at most ViewChartEntries entries of the box's activity index
+// (activity.go) — a page never reads more than a fixed number of items
+// however large the box grows (TestPagesReadBounded).
 //
 // Paging. Every list is keyset-paged with the tools' cursors
 // (internal/cursor, keyed by the deployment's cursor secret, which the
