@@ -500,7 +500,8 @@ type ViewAttention struct {
 	NeedsContext []ViewRequest
 	OldestOpen   *ViewRequest
 	// Unread are the page's agents with unread rows, the longest unread
-	// first (at most ViewAttentionAgents).
+	// first (at most ViewAttentionAgents), each with when its oldest
+	// unread row was first shown to it (OldestUnreadShown; zero: never).
 	Unread []ViewAgent
 	// Deactivated are the page's deactivated agents with open requests
 	// (to them, or sent by them among those the page counted).
@@ -539,5 +540,16 @@ func (v *Model) attention(ctx context.Context, agents []ViewAgent, names map[str
 	}
 	slices.SortStableFunc(out.Unread, func(a, b ViewAgent) int { return a.OldestUnread.Compare(b.OldestUnread) })
 	out.Unread = out.Unread[:min(len(out.Unread), ViewAttentionAgents)]
-	return out, nil
+	// Whether each listed agent was ever shown its oldest unread row: its
+	// receipts, a Query and a BatchGet per listed agent.
+	err = eachLimit(ctx, len(out.Unread), func(ctx context.Context, i int) error {
+		a := &out.Unread[i]
+		row := []ViewInboxRow{{Seq: a.oldestUnreadSeq}}
+		if err := v.receipts(ctx, a.ID, row); err != nil {
+			return err
+		}
+		a.OldestUnreadShown = row[0].ShownAt
+		return nil
+	})
+	return out, err
 }

@@ -115,6 +115,11 @@ type ViewAgent struct {
 	LastMessage             time.Time
 	Unread                  int64
 	OldestUnread            time.Time
+	// OldestUnreadShown is when a session of the agent was first shown its
+	// oldest unread row (zero: never, or not read); only the box page's
+	// attention panel reads it, for the agents it lists.
+	OldestUnreadShown time.Time
+	oldestUnreadSeq   uint64
 	RequestsIn, RequestsOut int
 }
 
@@ -375,7 +380,7 @@ func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, recent []e
 			return nil
 		}
 		var err error
-		a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(table.Count(got[5*i+2])))
+		a.OldestUnread, a.oldestUnreadSeq, err = v.oldestUnread(ctx, a.ID, uint64(table.Count(got[5*i+2])))
 		return err
 	})
 }
@@ -605,29 +610,30 @@ func (v *Model) batch(ctx context.Context, keys []store.Key) ([]*store.Item, err
 	return v.st.BatchGet(ctx, keys)
 }
 
-// oldestUnread is the arrival time of agent's oldest unread row among the
+// oldestUnread is the arrival time and sequence of agent's oldest unread row among the
 // ViewScanMessages rows up to sequence acked+1 (acked: rows acknowledged).
 // Only acked rows are acknowledged, so at least one row up to acked+1 is
 // unread: when ACKs go in order, row acked+1 is the oldest unread, and when
 // they skip rows, the answer is exact as long as no unread row lies more
 // than ViewScanMessages rows below acked+1. One bounded Query.
-func (v *Model) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
+func (v *Model) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, uint64, error) {
 	items, err := v.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK, From: table.InboxRowPrefix, To: table.InboxRowKey(agent, acked+1).SK,
 		Reverse: true, Limit: ViewScanMessages})
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, 0, err
 	}
 	var at time.Time
+	var seq uint64
 	for _, it := range items {
 		r, err := table.Decode[table.Attention](it)
 		if err != nil {
-			return time.Time{}, apperr.Normalize(err)
+			return time.Time{}, 0, apperr.Normalize(err)
 		}
 		if r.AckedBy == "" {
-			at = r.At // newest first: the last one found is the oldest
+			at, seq = r.At, r.Seq // newest first: the last one found is the oldest
 		}
 	}
-	return at, nil
+	return at, seq, nil
 }
 
 // ViewAgentPage is the agent page.
