@@ -110,16 +110,16 @@ func (v *Model) BoxID() string { return v.box }
 // ViewChartEntries newest messages of the last 7 days (the activity
 // index; zero: none among them).
 type ViewAgent struct {
-	ID, Name, Role, Status  string
-	LastSeen                time.Time
-	LastMessage             time.Time
-	Unread                  int64
-	OldestUnread            time.Time
+	ID, Name, Role, Status string
+	LastSeen               time.Time
+	LastMessage            time.Time
+	Unread                 int64
+	OldestUnread           time.Time
 	// OldestUnreadShown is when a session of the agent was first shown its
 	// oldest unread row (zero: never, or not read); only the box page's
 	// attention panel reads it, for the agents it lists.
-	OldestUnreadShown time.Time
-	oldestUnreadSeq   uint64
+	OldestUnreadShown       time.Time
+	oldestUnreadSeq         uint64
 	RequestsIn, RequestsOut int
 }
 
