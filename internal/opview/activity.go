@@ -105,16 +105,14 @@ func (v *Model) pointed(ctx context.Context, items []*store.Item) ([]*table.Mess
 }
 
 // streamMsgKey is the key of message seq of the stream a pointer or an
-// attention row names.
+// attention row names; false when the stream id does not parse.
 func streamMsgKey(stream string, seq uint64) (store.Key, bool) {
 	room, pair, ok := hub.ParseStreamID(stream)
-	switch {
-	case !ok:
-		return store.Key{}, false
-	case room != "":
-		return table.StreamMsgKey(table.RoomStreamPK(room), seq), true
+	pk := table.DMStreamPK(pair[0], pair[1])
+	if room != "" {
+		pk = table.RoomStreamPK(room)
 	}
-	return table.StreamMsgKey(table.DMStreamPK(pair[0], pair[1]), seq), true
+	return table.StreamMsgKey(pk, seq), ok
 }
 
 // events describes msgs for the feed, naming their rooms and DM peers (one
@@ -505,7 +503,8 @@ type ViewAttention struct {
 	NeedsContext []ViewRequest
 	OldestOpen   *ViewRequest
 	// Unread are the page's agents with unread rows, the longest unread
-	// first (at most ViewAttentionAgents).
+	// first (at most ViewAttentionAgents), each with when its oldest
+	// unread row was first shown to it (OldestUnreadShown; zero: never).
 	Unread []ViewAgent
 	// Deactivated are the page's deactivated agents with open requests
 	// (to them, or sent by them among those the page counted).
@@ -544,5 +543,16 @@ func (v *Model) attention(ctx context.Context, agents []ViewAgent, names map[str
 	}
 	slices.SortStableFunc(out.Unread, func(a, b ViewAgent) int { return a.OldestUnread.Compare(b.OldestUnread) })
 	out.Unread = out.Unread[:min(len(out.Unread), ViewAttentionAgents)]
-	return out, nil
+	// Whether each listed agent was ever shown its oldest unread row: its
+	// receipts, a Query and a BatchGet per listed agent.
+	err = eachLimit(ctx, len(out.Unread), func(ctx context.Context, i int) error {
+		a := &out.Unread[i]
+		row := []ViewInboxRow{{Seq: a.oldestUnreadSeq}}
+		if err := v.receipts(ctx, a.ID, row); err != nil {
+			return err
+		}
+		a.OldestUnreadShown = row[0].ShownAt
+		return nil
+	})
+	return out, err
 }

@@ -169,8 +169,8 @@ func sum(xs []int) int {
 // ViewStaleAfter, filters by recipient, sender and room (another box's
 // agent or room is NOT_FOUND_OR_FORBIDDEN), and the box page's attention
 // panel lists the needs_context request, the oldest open one, the agents
-// with unread rows longest first, and a deactivated agent with open
-// requests.
+// with unread rows longest first (whether each was ever shown its oldest
+// unread row), and a deactivated agent with open requests.
 func TestBoardDetails(t *testing.T) {
 	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
 		f := newFixture(t, ad)
@@ -188,6 +188,7 @@ func TestBoardDetails(t *testing.T) {
 		}
 		fresh := f.MustSend(ca, "fresh", hub.MessageSendInput{Destination: hubtest.ToRoom(room.RoomID), BodyMD: "fresh ask",
 			Requests: []string{f.Bob.AgentID}, Mentions: []string{f.Bob.AgentID}})
+		ibListAll(f, ca, "") // alice is shown her rows; carol never reads hers
 		if _, err := f.Admin.DeactivateAgent(f.Ctx, carol.AgentID); err != nil {
 			t.Fatalf("DeactivateAgent: %v", err)
 		}
@@ -252,6 +253,11 @@ func TestBoardDetails(t *testing.T) {
 		}
 		if len(at.Unread) < 2 || at.Unread[0].ID != carol.AgentID {
 			t.Errorf("attention unread = %+v, want carol (unread longest) first", pluck(at.Unread, func(a opview.ViewAgent) string { return a.Name }))
+		}
+		for _, a := range at.Unread {
+			if shown := !a.OldestUnreadShown.IsZero(); shown != (a.ID == f.Alice.AgentID) {
+				t.Errorf("attention: %s's oldest unread row shown %v, want shown only for alice", a.Name, shown)
+			}
 		}
 		if len(at.Deactivated) != 1 || at.Deactivated[0].ID != carol.AgentID {
 			t.Errorf("attention deactivated = %+v, want carol", at.Deactivated)

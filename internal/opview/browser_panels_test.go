@@ -26,7 +26,7 @@ func TestBrowserPanels(t *testing.T) {
 	// Box: needs attention, last activity, charts.
 	box := s.text(`section[data-page="box"]`)
 	s.wantAll("box", s.text(`.attention`), "Needs attention", "needs context from bob <img", "Which quarter?", "DM ask",
-		"Oldest open request", "has", "unread")
+		"Oldest open request", "unread (not ACKed)", "never shown")
 	s.wantAll("box", box, "Last message", "Last activity", "Messages per hour, last 24 h", "Messages per day, last 7 days",
 		"Requests per day")
 	if n := eval[int](s, `document.querySelectorAll('svg.chart[data-span="24h"]').length * 10 + document.querySelectorAll('svg.chart[data-span="7d"]').length`); n != 22 {

@@ -28,10 +28,10 @@ import (
 // belongs to that box and answers NOT_FOUND_OR_FORBIDDEN otherwise, so an
 // id of another box and an id that does not exist look the same. Every read is bounded: a page of agents, rooms, spaces,
 // members, inbox rows or requests is at most ViewPageSize items, a room
-// timeline at most ViewTimelineSize messages, and the activity charts read
-// at most ViewScanMessages recent messages per room of the page — a page
-// never reads more than a fixed number of items however large the box
-// grows.
+// timeline at most ViewTimelineSize messages, and the box page's charts
+// read at most ViewChartEntries entries of the box's activity index
+// (activity.go) — a page never reads more than a fixed number of items
+// however large the box grows (TestPagesReadBounded).
 //
 // Paging. Every list is keyset-paged with the tools' cursors
 // (internal/cursor, keyed by the deployment's cursor secret, which the
@@ -110,11 +110,16 @@ func (v *Model) BoxID() string { return v.box }
 // ViewChartEntries newest messages of the last 7 days (the activity
 // index; zero: none among them).
 type ViewAgent struct {
-	ID, Name, Role, Status  string
-	LastSeen                time.Time
-	LastMessage             time.Time
-	Unread                  int64
-	OldestUnread            time.Time
+	ID, Name, Role, Status string
+	LastSeen               time.Time
+	LastMessage            time.Time
+	Unread                 int64
+	OldestUnread           time.Time
+	// OldestUnreadShown is when a session of the agent was first shown its
+	// oldest unread row (zero: never, or not read); only the box page's
+	// attention panel reads it, for the agents it lists.
+	OldestUnreadShown       time.Time
+	oldestUnreadSeq         uint64
 	RequestsIn, RequestsOut int
 }
 
@@ -375,7 +380,7 @@ func (v *Model) agents(ctx context.Context, out *ViewBox, cur string, recent []e
 			return nil
 		}
 		var err error
-		a.OldestUnread, err = v.oldestUnread(ctx, a.ID, uint64(table.Count(got[5*i+2])))
+		a.OldestUnread, a.oldestUnreadSeq, err = v.oldestUnread(ctx, a.ID, uint64(table.Count(got[5*i+2])))
 		return err
 	})
 }
@@ -605,29 +610,30 @@ func (v *Model) batch(ctx context.Context, keys []store.Key) ([]*store.Item, err
 	return v.st.BatchGet(ctx, keys)
 }
 
-// oldestUnread is the arrival time of agent's oldest unread row among the
+// oldestUnread is the arrival time and sequence of agent's oldest unread row among the
 // ViewScanMessages rows up to sequence acked+1 (acked: rows acknowledged).
 // Only acked rows are acknowledged, so at least one row up to acked+1 is
 // unread: when ACKs go in order, row acked+1 is the oldest unread, and when
 // they skip rows, the answer is exact as long as no unread row lies more
 // than ViewScanMessages rows below acked+1. One bounded Query.
-func (v *Model) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, error) {
+func (v *Model) oldestUnread(ctx context.Context, agent string, acked uint64) (time.Time, uint64, error) {
 	items, err := v.st.Query(ctx, store.Query{PK: table.InboxHeadKey(agent).PK, From: table.InboxRowPrefix, To: table.InboxRowKey(agent, acked+1).SK,
 		Reverse: true, Limit: ViewScanMessages})
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, 0, err
 	}
 	var at time.Time
+	var seq uint64
 	for _, it := range items {
 		r, err := table.Decode[table.Attention](it)
 		if err != nil {
-			return time.Time{}, apperr.Normalize(err)
+			return time.Time{}, 0, apperr.Normalize(err)
 		}
 		if r.AckedBy == "" {
-			at = r.At // newest first: the last one found is the oldest
+			at, seq = r.At, r.Seq // newest first: the last one found is the oldest
 		}
 	}
-	return at, nil
+	return at, seq, nil
 }
 
 // ViewAgentPage is the agent page.
