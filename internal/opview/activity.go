@@ -35,6 +35,9 @@ const agentInactive = "inactive"
 // ViewEvent is one message of the activity feed.
 type ViewEvent struct {
 	MessageID, AuthorID, AuthorName string
+	// Operator marks a message of the box's operator (author_kind), whose
+	// id names no agent page.
+	Operator bool
 	// Where: a room (RoomID, RoomName) or a DM (DM, the pair's ids and
 	// names, author first).
 	RoomID, RoomName string
@@ -134,7 +137,7 @@ func (v *Model) events(ctx context.Context, msgs []*table.Message) ([]ViewEvent,
 	out := make([]ViewEvent, len(msgs))
 	for i, m := range msgs {
 		out[i] = ViewEvent{MessageID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, Excerpt: summary(m.BodyMD),
-			SentAt: m.SentAt, Requests: len(m.Requests), Reply: m.ReplyTo != ""}
+			SentAt: m.SentAt, Requests: len(m.Requests), Reply: m.ReplyTo != "", Operator: m.AuthorKind == hub.AuthorOperator}
 		if m.RoomID != "" {
 			out[i].RoomID, out[i].RoomName = m.RoomID, cmp.Or(names[m.RoomID], m.RoomID)
 		} else {
@@ -313,6 +316,7 @@ func (v *Model) charts(ctx context.Context, es []entry, now time.Time) (Charts, 
 type ViewFileRef struct {
 	MessageID             string
 	AuthorID, AuthorName  string
+	Operator              bool // as in ViewEvent
 	RoomID, RoomName      string
 	DM                    bool
 	PeerID, PeerName      string
@@ -410,7 +414,7 @@ func (v *Model) fileRefs(ctx context.Context, msgs []*table.Message) ([]ViewFile
 		truncated := len(items) > ViewReportsPerMessage
 		items = items[:min(len(items), ViewReportsPerMessage)]
 		for _, f := range m.Files {
-			ref := ViewFileRef{MessageID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, RoomID: ev.RoomID, RoomName: ev.RoomName, DM: ev.DM,
+			ref := ViewFileRef{MessageID: m.ID, AuthorID: m.AuthorID, AuthorName: m.AuthorName, Operator: ev.Operator, RoomID: ev.RoomID, RoomName: ev.RoomName, DM: ev.DM,
 				PeerID: ev.PeerID, PeerName: ev.PeerName, SentAt: m.SentAt, Label: f.DisplayName, URL: f.URL, MediaType: f.MediaType,
 				VersionLabel: f.VersionLabel, SHA256: f.SHA256, Commit: f.Commit, ReportsTruncated: truncated}
 			for _, it := range items {

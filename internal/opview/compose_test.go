@@ -94,6 +94,13 @@ func TestComposeBrowser(t *testing.T) {
 	poll("the post on the timeline", `[...document.querySelectorAll("li.message.by-operator")].some(e =>
 		e.innerText.includes("Operator here: ship on Friday") && e.querySelector(".chip.operator"))`)
 	poll("the compose box emptied and reporting", `document.querySelector("form.compose textarea").value === ""`)
+	run("opening the activity feed", chromedp.Evaluate[chromedp.Void](`location.hash = "#activity"`),
+		chromedp.WaitVisible(`section[data-page="activity"]`))
+	poll("the post in the feed, by the operator", `[...document.querySelectorAll("ol.feed li.event")].some(e =>
+		e.innerText.includes("Operator here: ship on Friday") && e.querySelector(".chip.operator") &&
+		!e.querySelector('a[href="#agent/`+w.box+`"]'))`)
+	run("back to the room", chromedp.Evaluate[chromedp.Void](`location.hash = `+jsString("#room/"+w.room.RoomID)),
+		chromedp.WaitVisible(`form.compose textarea`))
 
 	aliceRow := operatorRow(t, "alice", w.unreadOf(w.alice), "ship on Friday")
 	bobRow := operatorRow(t, "bob", w.unreadOf(w.bob), "ship on Friday")
