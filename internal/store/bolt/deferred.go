@@ -9,11 +9,11 @@ package bolt
 // commit carries it (a Write queued after it lands in the same group or a
 // later one, so it is durable no later than that Write's answer), and when
 // no Write comes within deferredWait, a flusher commits it alone. Until it
-// is committed, Get and BatchGet answer from the overlay, and a Query of
-// its partition waits for its commit, so every later read sees it.
+// is journaled, every read merges it from pending above the overlay
+// (overlay.go), so every later read sees it.
 //
 // Only puts of items outside the indexes, over items outside them, are
-// deferred: an index read never needs the overlay. When the group that
+// deferred: an index read never needs pending. When the group that
 // carries a deferred Write finds its condition no longer holds (a Write
 // to the same key was queued before it), the Write is dropped, as a crash
 // before its commit would drop it.
@@ -28,8 +28,10 @@ import (
 )
 
 // deferredWait is how long a deferred Write waits for another Write's
-// commit to carry it before the flusher commits it alone.
-const deferredWait = 20 * time.Millisecond
+// commit to carry it before the flusher commits it alone: at one sender
+// and one polling receiver, the sender's next DM carries the receiver's
+// receipt, so a poll costs no sync of its own.
+const deferredWait = 100 * time.Millisecond
 
 // pendingItem is an item of a deferred Write not yet committed.
 type pendingItem struct {
@@ -72,11 +74,20 @@ func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued b
 	now := c.now().Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.failure(); err != nil {
+		return false, err
+	}
 	live := make([]*store.Item, len(ops))
 	var fromFile []int
 	for i, op := range ops {
-		if p, ok := c.pending[string(tableKey(op.Item.PK, op.Item.SK))]; ok {
+		tk := string(tableKey(op.Item.PK, op.Item.SK))
+		if p, ok := c.pending[tk]; ok {
 			live[i] = p.it
+		} else if it, ok := c.ov.lookup(tk); ok {
+			if it != nil && indexed(it) {
+				return false, nil
+			}
+			live[i] = it
 		} else {
 			fromFile = append(fromFile, i)
 		}
@@ -113,7 +124,7 @@ func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued b
 	}
 	r := &request{ctx: context.WithoutCancel(ctx), ops: ops, done: make(chan error, 1), deferred: true}
 	for _, op := range ops {
-		c.pending[string(tableKey(op.Item.PK, op.Item.SK))] = pendingItem{it: op.Item, r: r}
+		c.pending[string(tableKey(op.Item.PK, op.Item.SK))] = pendingItem{it: cloneItem(op.Item), r: r}
 	}
 	c.queue = append(c.queue, r)
 	if !c.flushArmed {
@@ -129,10 +140,13 @@ func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued b
 	return true, nil
 }
 
-// close commits what is queued and ends the flushers' waits.
-func (c *committer) close() {
+// close commits what is queued, checkpoints and ends the flushers' waits.
+func (c *committer) close() error {
 	c.closeOnce.Do(func() { close(c.closing) })
 	c.flush()
+	c.lead <- struct{}{}
+	defer func() { <-c.lead }()
+	return c.checkpoint()
 }
 
 // flush takes the lead and commits everything queued, deferred Writes
@@ -148,12 +162,16 @@ func (c *committer) flush() {
 	}
 }
 
-// settle forgets the overlay items of group's deferred Writes, once the
-// group is committed or has failed: reads find them in the file, or not
-// at all.
+// settle forgets the pending items of group's deferred Writes, once the
+// group is journaled or has failed: reads find them in the overlay, or
+// not at all.
 func (c *committer) settle(group []*request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.settleLocked(group)
+}
+
+func (c *committer) settleLocked(group []*request) {
 	for _, r := range group {
 		if !r.deferred {
 			continue
@@ -167,45 +185,76 @@ func (c *committer) settle(group []*request) {
 	}
 }
 
-// overlay returns, for each key, the item of a deferred Write not yet
-// committed, or nil; nil when there is none at all. Readers take it before
-// their snapshot: an item settled after it is in the snapshot.
-func (c *committer) overlay(keys []store.Key) []*store.Item {
+// layered is one key's state above bbolt: ok when pending or the overlay
+// decides it (it nil: deleted).
+type layered struct {
+	it *store.Item
+	ok bool
+}
+
+// above returns, for each key, its state in pending or the overlay; nil
+// when neither decides any. Readers take it before their snapshot: an
+// item checkpointed after it is in the snapshot.
+func (c *committer) above(keys []store.Key) []layered {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.pending) == 0 {
+	if len(c.pending) == 0 && len(c.ov.items) == 0 {
 		return nil
 	}
-	var out []*store.Item
+	var out []layered
 	for i, k := range keys {
-		if p, ok := c.pending[string(tableKey(k.PK, k.SK))]; ok {
-			if out == nil {
-				out = make([]*store.Item, len(keys))
-			}
-			cp := *p.it
-			out[i] = &cp
+		tk := string(tableKey(k.PK, k.SK))
+		var l layered
+		if p, ok := c.pending[tk]; ok {
+			l = layered{p.it, true}
+		} else {
+			l.it, l.ok = c.ov.lookup(tk)
 		}
+		if !l.ok {
+			continue
+		}
+		if out == nil {
+			out = make([]layered, len(keys))
+		}
+		if l.it != nil {
+			l.it = cloneItem(l.it)
+		}
+		out[i] = l
 	}
 	return out
 }
 
-// settlePartition commits the deferred Writes pending in partition pk,
-// so that a Query of it reads them from the file.
-func (c *committer) settlePartition(pk string) {
-	prefix := pk + "\x00"
-	for range maxGroup {
-		c.mu.Lock()
-		found := false
-		for k := range c.pending {
-			if strings.HasPrefix(k, prefix) {
-				found = true
-				break
-			}
+// partition returns what a Query of p takes from pending and the
+// overlay, before its snapshot as above.
+func (c *committer) partition(p partKey) partView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var v partView
+	consider := func(tk string, it *store.Item) {
+		if v.hidden == nil {
+			v.hidden = map[string]struct{}{}
 		}
-		c.mu.Unlock()
-		if !found {
+		if _, seen := v.hidden[tk]; seen {
 			return
 		}
-		c.flush()
+		v.hidden[tk] = struct{}{}
+		if it == nil {
+			return
+		}
+		if _, ok := inPartition(it, p); ok {
+			v.items = append(v.items, cloneItem(it))
+		}
 	}
+	if p.ix == store.Table {
+		prefix := p.pk + "\x00"
+		for tk, pi := range c.pending {
+			if strings.HasPrefix(tk, prefix) {
+				consider(tk, pi.it)
+			}
+		}
+	}
+	for tk := range c.ov.parts[p] {
+		consider(tk, c.ov.items[tk])
+	}
+	return v
 }

@@ -2,28 +2,28 @@ package bolt
 
 // Group commit.
 //
-// bbolt runs one read-write transaction at a time and pays two fdatasyncs
-// for each commit, so one commit per Write caps the store at the disk's
-// sync rate however many callers wait. Concurrent Writes therefore share
-// commits: each Write queues a request and then either receives its result
-// or becomes the leader. The leader (whoever takes the lead slot, a
-// one-place channel) takes every queued request, runs them in queue order
-// inside one bbolt transaction, commits once and hands each request its own
-// result. Meanwhile the next writers queue up behind it; the next leader
-// takes them all (after yielding while the queue still grows, see
-// gather). An idle store has no batching delay: a lone Write leads at once
-// and commits only itself.
+// Every Write is made durable by a journal append and its fdatasync
+// (journal.go), and one append can carry many Writes. Concurrent Writes
+// therefore share one: each Write queues a request and then either
+// receives its result or becomes the leader. The leader (whoever takes
+// the lead slot, a one-place channel) takes every queued request, applies
+// them in queue order to a stage above the overlay and one bbolt read
+// snapshot, appends the stage's changes as one record, syncs once, merges
+// them into the overlay and hands each request its own result. Meanwhile
+// the next writers queue up behind it; the next leader takes them all
+// (after lingering while more are due, see gather). An idle store has no
+// batching delay: a lone Write leads at once and commits only itself.
 //
 // Atomicity stays per Write: writer.apply evaluates all of a request's
-// conditions against the transaction's state (earlier members' effects
-// included) and then applies all its operations, or none and records its
-// *store.ConditionFailedError as that request's result. A failed condition
-// is a result, never a group error, so it cannot fail another member. Any
-// other error inside the transaction (or from the commit) rolls the whole
-// group back and runs each member alone, so that the error reaches only
-// the Write it belongs to. A group that changed nothing (every member
-// failed its conditions or only checked) is rolled back, which costs no
-// sync.
+// conditions against the stage (earlier members' effects included) and
+// then stages all its operations, or none and records its
+// *store.ConditionFailedError as that request's result. A failed
+// condition is a result, never a group error, so it cannot fail another
+// member, and neither can a store error (a corrupt item) met by one
+// member. A group that changed nothing (every member failed its
+// conditions or only checked) appends nothing, which costs no sync. A
+// failed append fails every member that changed something (the outcome
+// is unknown) and every later Write (journal.go).
 //
 // Cancellation: a request whose context has ended before its group starts
 // is dropped with ctx.Err(), by the leader or by the waiter withdrawing
@@ -33,7 +33,9 @@ package bolt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,8 +44,8 @@ import (
 	bbolt "go.etcd.io/bbolt"
 )
 
-// maxGroup bounds the Writes in one transaction, so that a burst does not
-// build one huge commit; the rest wait for the next leader.
+// maxGroup bounds the Writes in one group, so that a burst does not build
+// one huge record; the rest wait for the next leader.
 const maxGroup = 128
 
 // request is one Write waiting for a commit.
@@ -51,8 +53,8 @@ type request struct {
 	ctx  context.Context
 	ops  []store.Op
 	done chan error // capacity 1; receives the request's result once
-	// deferred: nobody waits for done, and the request's items are in the
-	// overlay until it settles (deferred.go).
+	// deferred: nobody waits for done, and the request's items are in
+	// pending until it settles (deferred.go).
 	deferred bool
 }
 
@@ -64,42 +66,89 @@ type committer struct {
 
 	lead chan struct{} // capacity 1; holding it makes a goroutine the leader
 
+	// Held by the leader: the journal and its last sequence number.
+	journal *journal
+	seq     uint64
+	// checkpointAt is the journal size that triggers a checkpoint
+	// (checkpointBytes; tests lower it).
+	checkpointAt int64
+	// failed, once set, refuses every later Write (journal.go).
+	failed atomic.Pointer[error]
+
 	mu    sync.Mutex
 	queue []*request
-	// pending is the overlay: by table key, the items of deferred Writes
-	// not yet committed (deferred.go). flushArmed: a flusher will run.
+	// ov is the overlay (overlay.go): changed only by the leader, under mu.
+	ov *overlay
+	// pending: by table key, the items of deferred Writes not yet
+	// journaled (deferred.go). flushArmed: a flusher will run.
 	pending    map[string]pendingItem
 	flushArmed bool
 	closing    chan struct{} // closed by close: flushers stop waiting
 	closeOnce  sync.Once
+	// Arrivals, for linger: when the last waited-for Write queued, the
+	// mean gap between them, how many Writes are inside write now and
+	// the most seen since the last group was taken.
+	lastArrival time.Time
+	meanGap     time.Duration
+	inflight    int
+	peak        int
+	arrived     chan struct{} // capacity 1; a Write queued
 
-	commits atomic.Uint64 // bbolt commits made, for tests and benchmarks
-	// lastGroup is the size of the last group run: above 1, the store is
-	// busy (linger).
+	commits     atomic.Uint64 // journal appends made, for tests and benchmarks
+	checkpoints atomic.Uint64 // checkpoints committed to bbolt
+	// lastGroup is the size of the last group run, deferred members left
+	// out: above 1, the store is busy (linger). contended: a waited-for
+	// member of it failed its condition.
 	lastGroup atomic.Int64
+	contended atomic.Bool
 	// beforeGroup, when set, runs in the leader before it takes the queue
 	// (tests use it to force a group deterministically).
 	beforeGroup func(c *committer)
-	// inGroup, when set, runs inside each group's transaction before its
-	// members are applied (tests use it to fail a group).
+	// inGroup, when set, runs in each group before its members are
+	// applied (tests use it to fail a group).
 	inGroup func()
 }
 
-func newCommitter(db *bbolt.DB, now func() time.Time, serial bool) *committer {
-	return &committer{db: db, now: now, serial: serial, lead: make(chan struct{}, 1), pending: map[string]pendingItem{}, closing: make(chan struct{})}
+func newCommitter(db *bbolt.DB, j *journal, seq uint64, now func() time.Time, serial bool) *committer {
+	return &committer{db: db, journal: j, seq: seq, checkpointAt: checkpointBytes, now: now, serial: serial, lead: make(chan struct{}, 1),
+		ov: newOverlay(), pending: map[string]pendingItem{}, closing: make(chan struct{}), arrived: make(chan struct{}, 1)}
+}
+
+// errFailed refuses Writes after a failed append or checkpoint.
+var errFailed = errors.New("bolt: the store refuses writes after a failed journal append or checkpoint; restart the server to recover from the journal")
+
+// failure returns the error that stopped the store's writes, or nil.
+func (c *committer) failure() error {
+	if p := c.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *committer) fail(err error) {
+	wrapped := fmt.Errorf("%w (%w)", errFailed, err)
+	c.failed.CompareAndSwap(nil, &wrapped)
 }
 
 // write runs ops as one atomic Write, sharing a commit with concurrent
 // ones, and returns its own result.
 func (c *committer) write(ctx context.Context, ops []store.Op) error {
+	if err := c.failure(); err != nil {
+		return err
+	}
 	r := &request{ctx: ctx, ops: ops, done: make(chan error, 1)}
 	if c.serial {
+		c.lead <- struct{}{}
+		defer func() { <-c.lead }()
 		c.run([]*request{r})
 		return <-r.done
 	}
-	c.mu.Lock()
-	c.queue = append(c.queue, r)
-	c.mu.Unlock()
+	c.enqueue(r)
+	defer func() {
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+	}()
 	select {
 	case err := <-r.done:
 		return err
@@ -111,6 +160,25 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 			return ctx.Err()
 		}
 		return <-r.done
+	}
+}
+
+// enqueue queues a waited-for request and records its arrival.
+func (c *committer) enqueue(r *request) {
+	now := time.Now()
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	if !c.lastArrival.IsZero() {
+		gap := min(now.Sub(c.lastArrival), 50*time.Millisecond)
+		c.meanGap += (gap - c.meanGap) / 8
+	}
+	c.lastArrival = now
+	c.inflight++
+	c.peak = max(c.peak, c.inflight)
+	c.mu.Unlock()
+	select {
+	case c.arrived <- struct{}{}:
+	default:
 	}
 }
 
@@ -142,7 +210,8 @@ func (c *committer) withdraw(r *request) bool {
 }
 
 // runQueued takes up to maxGroup queued requests, drops those whose
-// context has ended, and runs the rest as one group. The caller holds the
+// context has ended, and runs the rest as one group, checkpointing after
+// when the journal has grown past checkpointBytes. The caller holds the
 // lead.
 func (c *committer) runQueued() {
 	if c.beforeGroup != nil {
@@ -154,6 +223,7 @@ func (c *committer) runQueued() {
 	taken := make([]*request, n)
 	copy(taken, c.queue)
 	c.queue = append(c.queue[:0], c.queue[n:]...)
+	c.peak = c.inflight
 	c.mu.Unlock()
 	group := taken[:0]
 	for _, r := range taken {
@@ -166,6 +236,9 @@ func (c *committer) runQueued() {
 	if len(group) > 0 {
 		c.run(group)
 	}
+	if c.journal.off >= c.checkpointAt {
+		_ = c.checkpoint() // a failure refuses later Writes
+	}
 }
 
 // maxYields bounds how often gather yields.
@@ -174,10 +247,9 @@ const maxYields = 8
 // gather yields the processor while the queue keeps growing, so that
 // writers already runnable (typically the members of the group just
 // answered, coming back with their next Write) join this group instead of
-// forming the next one. Without it, W busy writers split into two cohorts
-// taking turns, and groups average W/2. It waits for nothing that is not
-// ready to run: on an idle store the queue does not grow and the leader
-// goes on after one yield.
+// forming the next one. It waits for nothing that is not ready to run: on
+// an idle store the queue does not grow and the leader goes on after one
+// yield. Under load it lingers.
 func (c *committer) gather() {
 	n := c.queued()
 	for range maxYields {
@@ -191,37 +263,43 @@ func (c *committer) gather() {
 	c.linger(n)
 }
 
-// lingerStep and maxLinger bound linger's waits.
+// Linger's bounds.
 const (
-	lingerStep = 20 * time.Microsecond
-	maxLinger  = 600 * time.Microsecond
+	minLinger = 500 * time.Microsecond
+	maxLinger = 5 * time.Millisecond
 )
 
 // linger is gather under load. Writers that come back over HTTP take far
 // longer than a yield to queue their next Write (the response, the next
-// request, its reads), so busy writers still split into cohorts that take
-// turns, and a group holds about half of them. When the last group had
-// company — the store is busy — the leader waits in short sleeps while the
-// queue keeps growing, for at most maxLinger, short beside the two
-// fdatasyncs the members it gathers would otherwise pay each. A lone
-// writer's last group was itself, so an idle store never lingers.
+// request, its reads), so without it busy writers split into cohorts that
+// take turns, each paying its own sync. When the store is busy — the last
+// group, or the Writes in flight since it was taken, had company — the
+// leader waits for about two mean gaps between arrivals (clamped to
+// minLinger..maxLinger), or until as many Writes are queued as that
+// company. A lone writer is never busy, so it never lingers. Nor does a
+// leader after a group in which a waited-for member failed its condition:
+// writers racing for one item by compare-and-set (not the hub's senders,
+// which hand their counter on in order) would only be lined up to lose
+// together, one winner per commit.
 func (c *committer) linger(n int) {
-	last := int(c.lastGroup.Load())
-	if last < 2 {
+	if c.contended.Load() {
 		return
 	}
-	deadline := time.Now().Add(maxLinger)
-	still := 0
-	for n < last && time.Now().Before(deadline) {
-		time.Sleep(lingerStep)
-		m := c.queued()
-		if m == n {
-			if still++; still == 2 {
-				return
-			}
-			continue
+	c.mu.Lock()
+	want := max(int(c.lastGroup.Load()), c.peak)
+	wait := min(max(2*c.meanGap, minLinger), maxLinger)
+	c.mu.Unlock()
+	if want < 2 || n >= want {
+		return
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for c.queued() < want {
+		select {
+		case <-c.arrived:
+		case <-timer.C:
+			return
 		}
-		still, n = 0, m
 	}
 }
 
@@ -236,12 +314,46 @@ func (c *committer) queued() int {
 // their outcome is unknown.
 var errAborted = errors.New("bolt: write aborted by a panic in its commit group")
 
-// errUnchanged rolls back a transaction that changed nothing.
-var errUnchanged = errors.New("bolt: nothing to commit")
+// stage is a group's changes above the overlay and a bbolt snapshot.
+type stage struct {
+	items   *bbolt.Bucket
+	ov      *overlay
+	changes map[string]*store.Item
+	order   []string
+	// base holds what bbolt stores at the changed keys the overlay does
+	// not decide, for the overlay's partition lists.
+	base map[string]*store.Item
+}
 
-// run applies group in one transaction and answers every request. On an
-// error other than a failed condition it rolls back and runs each request
-// alone.
+// stored returns what tk holds now, expired or not.
+func (s *stage) stored(tk string, k store.Key) (*store.Item, error) {
+	if it, ok := s.changes[tk]; ok {
+		return it, nil
+	}
+	if it, ok := s.ov.lookup(tk); ok {
+		return it, nil
+	}
+	if it, ok := s.base[tk]; ok {
+		return it, nil
+	}
+	it, err := load(s.items, k)
+	if err == nil {
+		s.base[tk] = it
+	}
+	return it, err
+}
+
+func (s *stage) set(changes []change) {
+	for _, ch := range changes {
+		if _, ok := s.changes[ch.tk]; !ok {
+			s.order = append(s.order, ch.tk)
+		}
+		s.changes[ch.tk] = ch.it
+	}
+}
+
+// run applies group to a stage, journals it and answers every request.
+// The caller holds the lead (or is a serial Write).
 func (c *committer) run(group []*request) {
 	defer c.settle(group)
 	defer func() {
@@ -267,42 +379,116 @@ func (c *committer) run(group []*request) {
 	}
 	c.lastGroup.Store(int64(waiting))
 	results := make([]error, len(group))
-	err := c.db.Update(func(tx *bbolt.Tx) error {
+	if err := c.failure(); err != nil {
+		for _, r := range group {
+			r.done <- err
+		}
+		return
+	}
+	st := &stage{ov: c.ov, changes: map[string]*store.Item{}, base: map[string]*store.Item{}}
+	wrote := make([]bool, len(group))
+	err := c.db.View(func(tx *bbolt.Tx) error {
 		if c.inGroup != nil {
 			c.inGroup()
 		}
-		w := newWriter(tx)
+		st.items = tx.Bucket(bucketItems)
 		now := c.now().Unix()
-		changed := false
 		for i, r := range group {
-			ch, err := w.apply(r.ops, now)
-			if _, ok := store.ConditionFailed(err); ok {
+			changes, err := apply(st, r.ops, now)
+			if err != nil {
 				results[i] = err
 				continue
 			}
-			if err != nil {
-				return err
-			}
-			changed = changed || ch
-		}
-		if !changed {
-			return errUnchanged
+			st.set(changes)
+			wrote[i] = len(changes) > 0
 		}
 		return nil
 	})
-	switch {
-	case err == nil:
-		c.commits.Add(1)
-	case errors.Is(err, errUnchanged):
-	case len(group) > 1:
+	if err != nil {
 		for _, r := range group {
-			c.run([]*request{r})
+			r.done <- fmt.Errorf("bolt: read snapshot: %w", err)
 		}
 		return
-	default:
-		results[0] = err
+	}
+	contended := false
+	for i, r := range group {
+		if _, ok := store.ConditionFailed(results[i]); ok && !r.deferred {
+			contended = true
+		}
+	}
+	c.contended.Store(contended)
+	if len(st.order) > 0 {
+		changes := make([]change, len(st.order))
+		for i, tk := range st.order {
+			changes[i] = change{tk: tk, it: st.changes[tk]}
+		}
+		if err := c.journal.append(encodeRecord(c.seq+1, changes)); err != nil {
+			c.fail(err)
+			for i := range group {
+				if wrote[i] {
+					results[i] = err
+				}
+			}
+		} else {
+			c.seq++
+			c.commits.Add(1)
+			c.mu.Lock()
+			for _, ch := range changes {
+				c.ov.set(ch.tk, ch.it, func() *store.Item { return st.base[ch.tk] })
+			}
+			c.settleLocked(group)
+			c.mu.Unlock()
+		}
 	}
 	for i, r := range group {
 		r.done <- results[i]
 	}
+}
+
+// checkpoint applies the overlay to bbolt in one transaction, with the
+// journal's sequence number, then empties it and rewinds the journal.
+// The caller holds the lead.
+func (c *committer) checkpoint() error {
+	if err := c.failure(); err != nil {
+		return err
+	}
+	if len(c.ov.items) == 0 {
+		return c.journal.rewind()
+	}
+	keys := make([]string, 0, len(c.ov.items))
+	for tk := range c.ov.items {
+		keys = append(keys, tk)
+	}
+	slices.Sort(keys) // bbolt puts in key order touch each page once
+	err := c.db.Update(func(tx *bbolt.Tx) error {
+		w := newWriter(tx)
+		for _, tk := range keys {
+			pk, sk, err := splitTableKey([]byte(tk))
+			if err != nil {
+				return err
+			}
+			old, err := load(w.items, store.Key{PK: pk, SK: sk})
+			if err != nil {
+				return err
+			}
+			if err := w.replace(old, c.ov.items[tk]); err != nil {
+				return err
+			}
+		}
+		return putSeq(tx, c.seq)
+	})
+	if err != nil {
+		err = fmt.Errorf("bolt: checkpoint: %w", err)
+		c.fail(err)
+		return err
+	}
+	c.checkpoints.Add(1)
+	c.mu.Lock()
+	c.ov = newOverlay()
+	c.mu.Unlock()
+	if err := c.journal.rewind(); err != nil {
+		c.fail(err)
+		return err
+	}
+	return nil
 }

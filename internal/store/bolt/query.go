@@ -11,6 +11,8 @@ import (
 )
 
 // Query reads one partition of the table or an index; see store.Query.
+// The entries the overlay decides are skipped in bbolt and merged from the
+// overlay (overlay.go).
 //
 // The scan seeks near the first candidate and then compares each entry's
 // decoded sort key with the bounds, rather than trusting the seek: bounds
@@ -40,9 +42,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 		// not be read as a prefix of some other index partition).
 		return nil, nil
 	}
-	if q.Index == store.Table {
-		s.group.settlePartition(q.PK) // deferred Writes are read from the file
-	}
+	view := s.group.partition(partKey{q.Index, q.PK}) // before the snapshot: see overlay.go
 	now := s.now().Unix()
 	from, to := []byte(q.From), []byte(q.To)
 	var out []*store.Item
@@ -104,6 +104,9 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 			var pk, tsk string
 			raw := v
 			if index {
+				if _, hid := view.hidden[string(v)]; hid {
+					continue
+				}
 				var err error
 				if pk, tsk, err = splitTableKey(v); err != nil {
 					return err
@@ -112,6 +115,9 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 					return fmt.Errorf("bolt: index entry %q names a missing item", k)
 				}
 			} else {
+				if _, hid := view.hidden[string(k)]; hid {
+					continue
+				}
 				pk, tsk = q.PK, string(sk)
 			}
 			it, err := decodeItem(pk, tsk, raw)
@@ -131,5 +137,5 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 	if err != nil {
 		return nil, fmt.Errorf("bolt: query: %w", err)
 	}
-	return out, nil
+	return view.merge(out, partKey{q.Index, q.PK}, q.From, q.To, q.Reverse, q.Limit, now), nil
 }

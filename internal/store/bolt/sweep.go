@@ -40,8 +40,15 @@ func (s *Store) Sweep(ctx context.Context, limit int) (int, error) {
 
 // sweepOnce scans from after (exclusive), deleting expired items until it
 // has removed max of them or scanned a bounded number of keys; next is
-// where to resume, nil at the end of the bucket.
+// where to resume, nil at the end of the bucket. It holds the lead and
+// checkpoints first, so that it changes bbolt with no overlay above it.
 func (s *Store) sweepOnce(now int64, after []byte, max int) (removed int, next []byte, err error) {
+	c := s.group
+	c.lead <- struct{}{}
+	defer func() { <-c.lead }()
+	if err := c.checkpoint(); err != nil {
+		return 0, nil, fmt.Errorf("bolt: sweep: %w", err)
+	}
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		w := writer{items: tx.Bucket(bucketItems), gsi1: tx.Bucket(bucketGSI1), gsi2: tx.Bucket(bucketGSI2)}
 		c := w.items.Cursor()

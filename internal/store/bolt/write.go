@@ -60,21 +60,22 @@ func newWriter(tx *bbolt.Tx) writer {
 	return w
 }
 
-// apply evaluates every condition of ops against the transaction's state
-// (which holds the effects of the group members applied before), then
-// applies all of ops, or none and returns *store.ConditionFailedError. It
-// reports whether it changed anything. Any other error leaves the
-// transaction partly changed: the caller must roll it back.
-func (w writer) apply(ops []store.Op, now int64) (changed bool, err error) {
-	// stored[i] is what op i's key holds now, expired or not: index
-	// entries of an expired item must go when it is replaced.
+// apply evaluates every condition of ops against the stage (which holds
+// the effects of the group members applied before), then returns the
+// changes all of ops make, or none and *store.ConditionFailedError, or a
+// store error (a corrupt item) with nothing staged. The items of the
+// changes are the stage's own copies.
+func apply(st *stage, ops []store.Op, now int64) ([]change, error) {
+	// stored[i] is what op i's key holds now, expired or not.
 	stored := make([]*store.Item, len(ops))
+	tks := make([]string, len(ops))
 	var failed []int
 	for i, op := range ops {
 		k := op.OpKey()
-		it, err := load(w.items, k)
+		tks[i] = string(tableKey(k.PK, k.SK))
+		it, err := st.stored(tks[i], k)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		stored[i] = it
 		var live *store.Item
@@ -86,36 +87,42 @@ func (w writer) apply(ops []store.Op, now int64) (changed bool, err error) {
 		}
 	}
 	if len(failed) > 0 {
-		return false, store.NewConditionFailed(ops, failed)
+		return nil, store.NewConditionFailed(ops, failed)
 	}
+	changes := make([]change, 0, len(ops))
 	for i, op := range ops {
 		old := stored[i]
-		var err error
 		switch op.Kind {
 		case store.OpPut:
-			err = w.replace(old, op.Item)
+			changes = append(changes, change{tk: tks[i], it: cloneItem(op.Item)})
 		case store.OpDelete:
-			err = w.replace(old, nil)
+			if old != nil {
+				changes = append(changes, change{tk: tks[i]})
+			}
 		case store.OpAdd:
 			next := &store.Item{PK: op.Key.PK, SK: op.Key.SK, ExpiresAt: op.ExpiresAt}
 			if old != nil && store.Live(old.ExpiresAt, now) {
-				cp := *old // old was decoded for this write; reuse it
+				cp := *old // items in the stage and overlay are never changed in place
 				next = &cp
 				if op.ExpiresAt != 0 {
 					next.ExpiresAt = op.ExpiresAt
 				}
 			}
 			next.Count += op.Delta
-			err = w.replace(old, next)
-		case store.OpCheck:
-			continue
+			changes = append(changes, change{tk: tks[i], it: next})
 		}
-		if err != nil {
-			return true, err
-		}
-		changed = true
 	}
-	return changed, nil
+	return changes, nil
+}
+
+// cloneItem copies it, Data included: the caller keeps its item.
+func cloneItem(it *store.Item) *store.Item {
+	cp := *it
+	cp.Data = append([]byte(nil), it.Data...)
+	if len(it.Data) == 0 {
+		cp.Data = nil
+	}
+	return &cp
 }
 
 // replace swaps the stored item old (nil if none) for next (nil to

@@ -41,10 +41,14 @@ import (
 )
 
 // appendAttempts bounds appendSeq's retries on a contended counter. Each
-// attempt is a Get and a Write; with the backoff below, 50 attempts sleep
-// under three seconds in all (about half that on average) before appendSeq
-// gives up with store.ErrUnavailable.
-const appendAttempts = 50
+// attempt is a Get and a Write; with the backoff below, 200 attempts sleep
+// under 13 seconds in all (about half that on average) before appendSeq
+// gives up with store.ErrUnavailable. Exponential backoff is not fair: the
+// writer that just won retries at once while one that lost many times
+// sleeps longest, and on a store whose commits take well under a
+// millisecond (bbolt's journal) the winner's next Write usually lands
+// first. 50 attempts let one of 8 racing writers give up under load.
+const appendAttempts = 200
 
 // appendSeq allocates the next number of the stream whose counter item is at
 // counter and commits it atomically with the operations build returns for
