@@ -91,7 +91,7 @@ bench:
 # LOOP_BASE=path/to/another/agentbox runs it too, interleaved run by run
 # (give LOOP_RUNS=3 for medians and ratios); the data directories go to
 # LOOP_DIR, which must be on the disk to measure (not tmpfs).
-LOOP_WORKLOADS ?= rt:500,1x500,4x250,16x250
+LOOP_WORKLOADS ?= rt:500,1x500,4x250,4x2500,16x250
 LOOP_RUNS ?= 1
 LOOP_DIR ?= $(or $(TMPDIR),/tmp)
 LOOP_BASE ?=

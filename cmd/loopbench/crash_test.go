@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/admincli"
 	"github.com/agentbox/agentbox/internal/hub"
 )
 
@@ -53,7 +54,9 @@ func TestMain(m *testing.M) {
 // directory, the receiver's inbox holds every DM the server had answered
 // with success, once and in each sender's order. Sends in flight at the
 // kill may be there too (their outcome was unknown), at most one per
-// sender.
+// sender. The kill comes after several checkpoints of the store's journal
+// (each after about 256 KiB, 80 or so DMs), so the restart replays a
+// journal that was rewound over older records.
 func TestKillUnderLoad(t *testing.T) {
 	bin := agentboxBinary(t)
 	data := t.TempDir()
@@ -77,7 +80,7 @@ func TestKillUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const w, perSender, killAfter = 4, 2000, 200
+	const w, perSender, killAfter = 4, 2000, 600
 	senders := make([]*agent, w)
 	for i := range senders {
 		if senders[i], err = newAgent(t.Context(), s, box.BoxID, fmt.Sprintf("sender-%d", i)); err != nil {
@@ -129,6 +132,9 @@ func TestKillUnderLoad(t *testing.T) {
 	}
 	if len(sends) < killAfter {
 		t.Fatalf("only %d sends answered before the deadline, want %d before the kill", len(sends), killAfter)
+	}
+	if fi, err := os.Stat(filepath.Join(data, admincli.DBName+"-journal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the store's journal after the kill: %v, want a journal to replay", err)
 	}
 
 	s2, err := startServer(t.Context(), bin, data, false)

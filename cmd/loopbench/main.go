@@ -16,7 +16,11 @@
 // server's own cost per DM from the kernel: fsync+fdatasync calls
 // (counted by strace on those two calls only, when strace is installed),
 // bytes written to the block layer (/proc/PID/io write_bytes), CPU time
-// (/proc/PID/stat utime+stime), and its resident memory at the end.
+// (/proc/PID/stat utime+stime), its resident memory at the end, the size
+// of its data directory per 1,000 DMs once it has shut down (the bbolt
+// file and its journal: run 4x2500 for the figure after 10,000 DMs), and
+// the one-minute load average when the run ended, since a loaded machine
+// moves every other figure.
 //
 // Several -bin values (label=path) are run interleaved, run after run, so
 // that a loaded machine's drift hits each alike; the summary gives each
@@ -34,9 +38,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,19 +196,21 @@ type result struct {
 	bytesPerDM    float64
 	cpuPerDM      time.Duration
 	rssEnd        int64
+	dataPerKDM    float64 // bytes of the data directory per 1,000 DMs
+	load1         float64 // one-minute load average at the run's end
 	dms           int
 }
 
-const header = "binary     workload     sends/s  deliv/s  p50ms   p99ms  sync/DM  KB/DM  cpu-us/DM  RSS-MiB  retry/DM  lost dup inv ooo"
+const header = "binary     workload     sends/s  deliv/s  p50ms   p99ms  sync/DM  KB/DM  cpu-us/DM  RSS-MiB  MB/kDM  load1  retry/DM  lost dup inv ooo"
 
 func (r result) row(label, wl string) string {
 	syncs := "   -"
 	if r.syncsPerDM >= 0 {
 		syncs = fmt.Sprintf("%7.2f", r.syncsPerDM)
 	}
-	return fmt.Sprintf("%-10s %-11s %8.0f %8.0f %6.1f %7.1f  %s %6.1f %10.0f %8.1f %9.3f  %4d %3d %3d %3d",
+	return fmt.Sprintf("%-10s %-11s %8.0f %8.0f %6.1f %7.1f  %s %6.1f %10.0f %8.1f %7.2f %6.1f %9.3f  %4d %3d %3d %3d",
 		label, wl, r.sendsPerS, r.deliveredPerS, ms(r.p50), ms(r.p99), syncs, r.bytesPerDM/1024,
-		float64(r.cpuPerDM.Microseconds()), float64(r.rssEnd)/(1<<20), r.retriesPerDM,
+		float64(r.cpuPerDM.Microseconds()), float64(r.rssEnd)/(1<<20), r.dataPerKDM/(1<<20), r.load1, r.retriesPerDM,
 		r.tally.Lost, r.tally.Dup, r.tally.Invented, r.tally.OutOfOrder)
 }
 
@@ -213,10 +221,11 @@ func ratioRow(label, wl string, a, b result) string {
 		}
 		return x / y
 	}
-	return fmt.Sprintf("%-10s %-11s %7.2fx %7.2fx %6.2fx %6.2fx %7.2fx %5.2fx %9.2fx %7.2fx",
+	return fmt.Sprintf("%-10s %-11s %7.2fx %7.2fx %6.2fx %6.2fx %7.2fx %5.2fx %9.2fx %7.2fx %6.2fx",
 		label, wl, q(b.sendsPerS, a.sendsPerS), q(b.deliveredPerS, a.deliveredPerS),
 		q(ms(b.p50), ms(a.p50)), q(ms(b.p99), ms(a.p99)), q(b.syncsPerDM, a.syncsPerDM),
-		q(b.bytesPerDM, a.bytesPerDM), q(float64(b.cpuPerDM), float64(a.cpuPerDM)), q(float64(b.rssEnd), float64(a.rssEnd)))
+		q(b.bytesPerDM, a.bytesPerDM), q(float64(b.cpuPerDM), float64(a.cpuPerDM)), q(float64(b.rssEnd), float64(a.rssEnd)),
+		q(b.dataPerKDM, a.dataPerKDM))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -244,6 +253,8 @@ func median(rs []result) result {
 		bytesPerDM:    medF(func(r result) float64 { return r.bytesPerDM }),
 		cpuPerDM:      time.Duration(medF(func(r result) float64 { return float64(r.cpuPerDM) })),
 		rssEnd:        int64(medF(func(r result) float64 { return float64(r.rssEnd) })),
+		dataPerKDM:    medF(func(r result) float64 { return r.dataPerKDM }),
+		load1:         medF(func(r result) float64 { return r.load1 }),
 	}
 }
 
@@ -313,7 +324,45 @@ func measure(ctx context.Context, bin, dir string, wl workload, traced bool) (re
 	if traced {
 		res.syncsPerDM = float64(after.syncs-before.syncs) / float64(dms)
 	}
+	res.load1 = load1()
+	s.stop() // a clean shutdown, so the data directory is at rest
+	size, err := dataSize(data, s.trace)
+	if err != nil {
+		return result{}, err
+	}
+	res.dataPerKDM = float64(size) / (float64(dms) / 1000)
 	return res, nil
+}
+
+// dataSize sums the sizes of the regular files under dir, skip aside.
+func dataSize(dir, skip string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || path == skip {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n += fi.Size()
+		return nil
+	})
+	return n, err
+}
+
+// load1 is /proc/loadavg's one-minute average (0 when unreadable).
+func load1() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // loadavg is /proc/loadavg's three averages.

@@ -25,6 +25,7 @@ type server struct {
 	mcpURL    string // http://host:port/mcp
 	trace     string // strace's output file, "" when not traced
 	stderr    bytes.Buffer
+	stopped   bool
 }
 
 // unlimited turns off the hub's rate limits: the load is the point.
@@ -113,8 +114,13 @@ func (s *server) admin(v any, args ...string) error {
 	return json.Unmarshal(out, v)
 }
 
-// stop ends the server: SIGTERM, then SIGKILL after 10 s.
+// stop ends the server: SIGTERM, then SIGKILL after 10 s. Once: a second
+// call does nothing (the pid may be another process's by then).
 func (s *server) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
 	if p, err := os.FindProcess(s.pid); err == nil {
 		_ = p.Signal(syscall.SIGTERM)
 	}
