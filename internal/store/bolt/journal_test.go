@@ -265,3 +265,32 @@ func TestJournalConcurrentReadersSeeCommits(t *testing.T) {
 		t.Errorf("after the race, gsi1 A and B hold %d + %d items, want %d in all", len(a), len(b), items)
 	}
 }
+
+// TestDeferredWriteDurableWithNextWrite is the rule inbox_ack rests on: a
+// deferred Write (a retrieval receipt) is journaled no later than the
+// next Write answered after it, so a crash after that answer finds both,
+// never the later Write without the receipt.
+func TestDeferredWriteDurableWithNextWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentbox.db")
+	s := openStore(t, path, bolt.Options{})
+	rcpt := &store.Item{PK: "ses#1", SK: "rcpts", Version: 1, Data: []byte("shown 1-5")}
+	if err := s.Write(store.Deferred(ctx), []store.Op{store.Put(rcpt, store.Absent)}); err != nil {
+		t.Fatalf("deferred Write = %v", err)
+	}
+	ack := &store.Item{PK: "inbox#1", SK: "acked", Version: 1}
+	if err := s.Write(ctx, []store.Op{store.Check(rcpt.Key(), store.AtVersion(1)), store.Put(ack, store.Absent)}); err != nil {
+		t.Fatalf("Write checking the deferred item = %v", err)
+	}
+	if err := bolt.Abandon(s); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, bolt.Options{})
+	defer s.Close()
+	for _, k := range []store.Key{rcpt.Key(), ack.Key()} {
+		if it, err := s.Get(ctx, k); err != nil || it == nil {
+			t.Errorf("Get(%v) after a crash following the second Write's answer = %+v, %v, want the item", k, it, err)
+		}
+	}
+}
