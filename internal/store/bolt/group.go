@@ -141,6 +141,7 @@ func (c *committer) write(ctx context.Context, ops []store.Op) error {
 		c.lead <- struct{}{}
 		defer func() { <-c.lead }()
 		c.run([]*request{r})
+		c.checkpointIfFull()
 		return <-r.done
 	}
 	c.enqueue(r)
@@ -236,6 +237,12 @@ func (c *committer) runQueued() {
 	if len(group) > 0 {
 		c.run(group)
 	}
+	c.checkpointIfFull()
+}
+
+// checkpointIfFull checkpoints once the journal has grown past
+// checkpointAt. The caller holds the lead.
+func (c *committer) checkpointIfFull() {
 	if c.journal.off >= c.checkpointAt {
 		_ = c.checkpoint() // a failure refuses later Writes
 	}

@@ -17,12 +17,16 @@ import (
 
 // TestConformanceCheckpointing runs the suite with checkpoints after
 // every group and after every few groups, so that reads merge the overlay
-// above bbolt in every proportion.
+// above bbolt in every proportion, and on serial commits.
 func TestConformanceCheckpointing(t *testing.T) {
-	for _, every := range []int64{1, 4 << 10} {
-		t.Run(fmt.Sprintf("every%dB", every), func(t *testing.T) {
+	for _, tc := range []struct {
+		every  int64
+		serial bool
+	}{{1, false}, {4 << 10, false}, {4 << 10, true}} {
+		every := tc.every
+		t.Run(fmt.Sprintf("every%dB/serial=%v", every, tc.serial), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
-				s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now})
+				s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{Now: now, SerialCommit: tc.serial})
 				bolt.CheckpointAt(s, every)
 				t.Cleanup(func() {
 					if err := s.Close(); err != nil {
