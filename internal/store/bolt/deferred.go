@@ -224,9 +224,10 @@ func (c *committer) above(keys []store.Key) []layered {
 	return out
 }
 
-// partition returns what a Query of p takes from pending and the
-// overlay, before its snapshot as above.
-func (c *committer) partition(p partKey) partView {
+// partition returns what a Query of p between from and to (inclusive,
+// empty: open) takes from pending and the overlay, before its snapshot as
+// above: every key they decide in p, and copies of their items in range.
+func (c *committer) partition(p partKey, from, to string) partView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var v partView
@@ -241,7 +242,7 @@ func (c *committer) partition(p partKey) partView {
 		if it == nil {
 			return
 		}
-		if _, ok := inPartition(it, p); ok {
+		if sk, ok := inPartition(it, p); ok && sk >= from && (to == "" || sk <= to) {
 			v.items = append(v.items, cloneItem(it))
 		}
 	}

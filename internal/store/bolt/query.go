@@ -42,7 +42,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]*store.Item, error)
 		// not be read as a prefix of some other index partition).
 		return nil, nil
 	}
-	view := s.group.partition(partKey{q.Index, q.PK}) // before the snapshot: see overlay.go
+	view := s.group.partition(partKey{q.Index, q.PK}, q.From, q.To) // before the snapshot: see overlay.go
 	now := s.now().Unix()
 	from, to := []byte(q.From), []byte(q.To)
 	var out []*store.Item
