@@ -3,8 +3,9 @@ package bolt
 // Deferred Writes (store.Deferred).
 //
 // A deferred Write is decided when it is made: its conditions are
-// evaluated against the committed state and the deferred Writes not yet
-// committed (the overlay), and a failure is answered at once. It is then
+// evaluated against the committed state (bbolt and the overlay) and the
+// deferred Writes not yet committed (pending), and a failure is answered
+// at once. It is then
 // queued like any Write, but its caller does not wait: the next group
 // commit carries it (a Write queued after it lands in the same group or a
 // later one, so it is durable no later than that Write's answer), and when
