@@ -210,7 +210,16 @@ func TestOperatorAuthority(t *testing.T) {
 			b, _ := json.Marshal(apperr.Normalize(err).Envelope())
 			return string(b)
 		}
-		_, unknownErr := f.h.OwnerBox(f.ctx, "abo_"+ro.Key[4:10]+"x"+ro.Key[11:])
+		// An unknown key: the read-only key with its key id changed
+		// (characters 26-47 encode it).
+		swap := byte('A')
+		if ro.Key[30] == swap {
+			swap = 'B'
+		}
+		_, unknownErr := f.h.OwnerBox(f.ctx, ro.Key[:30]+string(swap)+ro.Key[31:])
+		if unknownErr == nil {
+			t.Fatal("OwnerBox accepted a key with another key id")
+		}
 		want := envelope(unknownErr)
 		crA := f.prime(f.a)
 		for _, tc := range []struct{ name, key string }{
