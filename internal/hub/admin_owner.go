@@ -132,19 +132,25 @@ func (a *Admin) RevokeOwnerKey(ctx context.Context, keyID string) (*OwnerKeyInfo
 // failure (malformed, unknown, revoked, an agent key) is the same
 // AUTH_FAILED; nothing of the key is echoed.
 func (h *Hub) OwnerBox(ctx context.Context, key string) (string, error) {
-	p, ok := parseKeyWith(ownerKeyPrefix, key)
-	if !ok {
-		return "", ownerAuthFailed()
-	}
-	it, err := h.st.Get(ctx, table.OwnerKeyKey(p.keyID))
-	if err != nil {
-		return "", storageErr(err)
-	}
-	rec, err := p.ownerKey(it)
+	rec, err := h.ownerKeyRecord(ctx, key)
 	if err != nil {
 		return "", err
 	}
 	return rec.BoxID, nil
+}
+
+// ownerKeyRecord authenticates an owner key and returns its record, as
+// OwnerBox.
+func (h *Hub) ownerKeyRecord(ctx context.Context, key string) (*table.OwnerKey, error) {
+	p, ok := parseKeyWith(ownerKeyPrefix, key)
+	if !ok {
+		return nil, ownerAuthFailed()
+	}
+	it, err := h.st.Get(ctx, table.OwnerKeyKey(p.keyID))
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	return p.ownerKey(it)
 }
 
 // ownerKey checks parsed owner key p against its record as read: any

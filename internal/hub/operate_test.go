@@ -3,6 +3,7 @@ package hub_test
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -209,7 +210,16 @@ func TestOperatorAuthority(t *testing.T) {
 			b, _ := json.Marshal(apperr.Normalize(err).Envelope())
 			return string(b)
 		}
-		_, unknownErr := f.h.OwnerBox(f.ctx, "abo_"+ro.Key[4:10]+"x"+ro.Key[11:])
+		// An unknown key: the read-only key with its key id changed
+		// (characters 26-47 encode it).
+		swap := byte('A')
+		if ro.Key[30] == swap {
+			swap = 'B'
+		}
+		_, unknownErr := f.h.OwnerBox(f.ctx, ro.Key[:30]+string(swap)+ro.Key[31:])
+		if unknownErr == nil {
+			t.Fatal("OwnerBox accepted a key with another key id")
+		}
 		want := envelope(unknownErr)
 		crA := f.prime(f.a)
 		for _, tc := range []struct{ name, key string }{
@@ -273,6 +283,43 @@ func TestOperatorRateLimited(t *testing.T) {
 		wantCode(t, "third post", err, apperr.RateLimited)
 		if n := len(ibListAll(f, f.prime(f.b), hub.FilterUnread)); n != 2 {
 			t.Errorf("bob has %d rows, want 2: the limited post wrote nothing", n)
+		}
+	})
+}
+
+// TestOperatorConcurrentRetries: the same post sent at once from several
+// goroutines (a person double-clicking, a retry racing the original)
+// stores one message and answers every caller its receipt.
+func TestOperatorConcurrentRetries(t *testing.T) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		f := newFixture(t, ad)
+		key := opKey(f, true).Key
+		const n = 8
+		ids := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				var out *hub.MessageSendOutput
+				for attempt := 0; attempt < 20; attempt++ {
+					out, errs[i] = opPost(f, key, "same", toDM(f.b.AgentID), "once", nil, nil)
+					if e, ok := apperr.As(errs[i]); !ok || e.Code != apperr.TemporarilyUnavailable {
+						break
+					}
+				}
+				if errs[i] == nil {
+					ids[i] = out.MessageID
+				}
+			})
+		}
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || ids[i] != ids[0] {
+				t.Fatalf("post %d = %q, %v; want every post to answer message %s", i, ids[i], errs[i], ids[0])
+			}
+		}
+		if rows := ibListAll(f, f.prime(f.b), hub.FilterUnread); len(rows) != 1 {
+			t.Errorf("bob has %d rows, want the one message", len(rows))
 		}
 	})
 }

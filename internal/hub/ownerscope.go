@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/hub/table"
 	"github.com/agentbox/agentbox/internal/store"
 )
 
@@ -28,6 +29,9 @@ type OwnerScope struct {
 	// CursorKey is the deployment's cursor secret, for the view's own
 	// list cursors (internal/cursor).
 	CursorKey []byte
+	// CanPost is set when the key has the write scope: it may post as the
+	// box's operator (operate.go), and the view offers its compose box.
+	CanPost bool
 
 	h *Hub
 }
@@ -35,14 +39,15 @@ type OwnerScope struct {
 // OwnerScope authenticates an owner key (as OwnerBox: any failure is
 // AUTH_FAILED) and returns its read scope.
 func (h *Hub) OwnerScope(ctx context.Context, key string) (*OwnerScope, error) {
-	box, err := h.OwnerBox(ctx, key)
+	rec, err := h.ownerKeyRecord(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	if err := h.ensureCursorKey(ctx); err != nil {
 		return nil, err
 	}
-	return &OwnerScope{Box: box, Store: reader{h.st}, CursorKey: *h.cursorKey.Load(), h: h}, nil
+	return &OwnerScope{Box: rec.BoxID, Store: reader{h.st}, CursorKey: *h.cursorKey.Load(),
+		CanPost: rec.Scope == table.OwnerScopeWrite, h: h}, nil
 }
 
 // Now is the hub's clock (UTC), for the view's charts.

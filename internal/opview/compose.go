@@ -141,13 +141,15 @@ type ComposeBox struct {
 	To []ViewMember
 	// Members are a room's possible mentions and requests.
 	Members []ViewMember
-	// Closed is set when nothing can be posted here (an archived room).
-	Closed bool
+	// Closed is set when nothing can be posted here (an archived room, a
+	// deactivated agent); ReadOnly when the key may not post (the box
+	// shows how to get one that may).
+	Closed, ReadOnly bool
 }
 
 // Compose is the room page's compose box.
 func (p *ViewRoomPage) Compose() ComposeBox {
-	return ComposeBox{Kind: hub.KindRoom, RoomID: p.ID, Members: p.Members, Closed: p.Archived}
+	return ComposeBox{Kind: hub.KindRoom, RoomID: p.ID, Members: p.Members, Closed: p.Archived, ReadOnly: !p.CanPost}
 }
 
 // Compose is the DM page's compose box: a DM to either agent, or to the
@@ -159,12 +161,12 @@ func (p *ViewDMPage) Compose() ComposeBox {
 			to = append(to, m)
 		}
 	}
-	return ComposeBox{Kind: hub.KindDM, To: to}
+	return ComposeBox{Kind: hub.KindDM, To: to, ReadOnly: !p.CanPost}
 }
 
 // Compose is the agent page's compose box: a DM to the agent.
 func (p *ViewAgentPage) Compose() ComposeBox {
-	return ComposeBox{Kind: hub.KindDM, To: []ViewMember{{ID: p.ID, Name: p.Name}}, Closed: p.Status != "active"}
+	return ComposeBox{Kind: hub.KindDM, To: []ViewMember{{ID: p.ID, Name: p.Name}}, Closed: p.Status != "active", ReadOnly: !p.CanPost}
 }
 
 // operatorMember is the operator as a DM page shows its side.

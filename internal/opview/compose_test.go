@@ -296,3 +296,24 @@ func viewRequest(t *testing.T, method, url, key, ctype, origin, site, body strin
 	b, _ := io.ReadAll(resp.Body)
 	return viewReply{resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)}
 }
+
+// TestComposeOnlyForWriteKeys: the room, DM and agent pages offer the
+// compose box to a key that may post, and to a read-only key only the
+// way to get one.
+func TestComposeOnlyForWriteKeys(t *testing.T) {
+	w, writer := newWriterWorld(t)
+	for _, path := range []string{"/ui/api/room/" + w.room.RoomID, "/ui/api/agent/" + w.bob.AgentID,
+		"/ui/api/dm/" + w.alice.AgentID + "/" + w.bob.AgentID, "/ui/api/dm/" + w.box + "/" + w.bob.AgentID} {
+		for _, tc := range []struct {
+			name, key string
+			form      bool
+		}{{"write key", writer.Key, true}, {"read-only key", w.owner, false}} {
+			got := viewRequest(t, "GET", w.srv.URL+path, tc.key, "", "", "", "")
+			hasForm, hasNote := strings.Contains(got.body, `<form class="compose"`), strings.Contains(got.body, "create-owner-key --box BOX --write")
+			if got.status != http.StatusOK || hasForm != tc.form || hasNote == tc.form {
+				t.Errorf("%s with a %s: status %d, compose form %t, read-only note %t; want 200, form %t", path, tc.name,
+					got.status, hasForm, hasNote, tc.form)
+			}
+		}
+	}
+}

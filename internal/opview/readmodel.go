@@ -654,8 +654,9 @@ type ViewAgentPage struct {
 	// Next* are the cursors of the lists' next pages ("" at the end).
 	NextInbox, NextIn, NextOut, NextPrivate, NextPeers string
 	// Box is the view's box: the operator's side of its DM with the agent
-	// (compose.go).
-	Box string
+	// (compose.go); CanPost whether the key may post as the operator.
+	Box     string
+	CanPost bool
 }
 
 // ViewDM is one DM conversation on an agent page: metadata only; its
@@ -703,7 +704,7 @@ func (v *Model) Agent(ctx context.Context, agent string, at AgentCursors) (*View
 		return nil, err
 	}
 	out := &ViewAgentPage{ViewAgent: ViewAgent{ID: a.ID, Name: a.Name, Status: a.Status,
-		Unread: table.Unread(got[2], got[3])}, Box: v.box}
+		Unread: table.Unread(got[2], got[3])}, Box: v.box, CanPost: v.s.CanPost}
 	if got[1] != nil {
 		if p, err := table.Decode[table.Profile](got[1]); err == nil {
 			out.Role = p.Role
@@ -847,6 +848,8 @@ func (v *Model) dms(ctx context.Context, agent, cur string) ([]ViewDM, string, e
 type ViewDMPage struct {
 	A, B ViewMember
 	ViewTimeline
+	// CanPost is whether the key may post as the operator (compose.go).
+	CanPost bool
 }
 
 // DM reads the DM conversation of agents a and b, both of the box: up to
@@ -859,7 +862,7 @@ func (v *Model) DM(ctx context.Context, a, b, older string) (*ViewDMPage, error)
 	if err != nil {
 		return nil, err
 	}
-	out := &ViewDMPage{}
+	out := &ViewDMPage{CanPost: v.s.CanPost}
 	names := map[string]string{}
 	for i, it := range got {
 		var m ViewMember
@@ -947,6 +950,8 @@ type ViewRoomPage struct {
 	// NextMembers is the cursor of the roster's next page ("" at the end).
 	NextMembers string
 	ViewTimeline
+	// CanPost is whether the key may post as the operator (compose.go).
+	CanPost bool
 }
 
 // RoomCursors are the room page's list positions ("" = first page).
@@ -968,7 +973,7 @@ func (v *Model) Room(ctx context.Context, room string, at RoomCursors) (*ViewRoo
 	if err != nil {
 		return nil, err
 	}
-	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived}
+	out := &ViewRoomPage{ID: r.ID, Name: r.Name, Archived: r.Archived, CanPost: v.s.CanPost}
 	if got[1] != nil {
 		if b, err := table.Decode[table.Brief](got[1]); err == nil {
 			out.BriefMD = b.TextMD
