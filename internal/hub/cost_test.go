@@ -95,11 +95,11 @@ func TestCostPerTool(t *testing.T) {
 		// The box's operator (operate.go): a post from the view or the
 		// admin CLI, after the calls above so their inboxes are as they
 		// were.
-		{"operator post (DM, 1 KB)", 5, 21, func() error {
+		{"operator post (DM, 1 KB)", 5, 22, func() error {
 			_, err := opPost(f, opKeyW, "cost-op-dm", toDM(f.b.AgentID), body, nil, nil)
 			return err
 		}},
-		{"operator post (room of 2, 1 KB)", 6, 16, func() error {
+		{"operator post (room of 2, 1 KB)", 6, 17, func() error {
 			_, err := opPost(f, opKeyW, "cost-op-post", toRoom(room.RoomID), body, nil, nil)
 			return err
 		}},
