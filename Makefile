@@ -201,5 +201,5 @@ chromium:
 # screenshots writes PNGs of the view's main pages from the test fixture.
 screenshots: test-deps
 	mkdir -p docs/screenshots
-	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser(Panels)?$$' ./internal/opview
+	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^(TestBrowser(Panels)?|TestComposeBrowser)$$' ./internal/opview
 # ---- end operator view ----

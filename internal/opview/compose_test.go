@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,7 @@ func TestComposeBrowser(t *testing.T) {
 	poll("the post on the timeline", `[...document.querySelectorAll("li.message.by-operator")].some(e =>
 		e.innerText.includes("Operator here: ship on Friday") && e.querySelector(".chip.operator"))`)
 	poll("the compose box emptied and reporting", `document.querySelector("form.compose textarea").value === ""`)
+	(&session{t: t, ctx: ctx, shots: os.Getenv("SCREENSHOTS_DIR")}).shot("compose")
 	run("opening the activity feed", chromedp.Evaluate[chromedp.Void](`location.hash = "#activity"`),
 		chromedp.WaitVisible(`section[data-page="activity"]`))
 	poll("the post in the feed, by the operator", `[...document.querySelectorAll("ol.feed li.event")].some(e =>
