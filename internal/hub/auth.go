@@ -347,19 +347,35 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 // and the write cannot slip through: the presented keys are still at the
 // versions read (a status change rewrites the agent's key records, see
 // updateVisibility) and the profile version is the one this session
-// observed.
-func authChecks(c *Caller) []guardedOp {
+// observed. A credential record the plan's own ops already address (a
+// tool that conditions the caller's agent record, which a token's checks
+// name too) is left to that op: one write addresses an item once, and the
+// tool's condition is on the version this call read.
+func authChecks(c *Caller, planned []guardedOp) []guardedOp {
 	ops := []guardedOp{{
 		op:     store.Check(table.ProfileKey(c.AgentID), store.AtVersion(c.Session.ProfileVersion)),
 		onFail: func(context.Context) error { return profileOutdated() },
 	}}
 	for _, cc := range c.creds {
+		if addressed(planned, cc.key) {
+			continue
+		}
 		ops = append(ops, guardedOp{
 			op:     store.Check(cc.key, store.AtVersion(cc.version)),
 			onFail: func(context.Context) error { return authFailed() },
 		})
 	}
 	return ops
+}
+
+// addressed reports whether an op of ops addresses k.
+func addressed(ops []guardedOp, k store.Key) bool {
+	for _, o := range ops {
+		if o.op.OpKey() == k {
+			return true
+		}
+	}
+	return false
 }
 
 // credCheck is one credential record and the version it was read at.

@@ -138,3 +138,27 @@ func TestOAuthUnlinkRacesMutation(t *testing.T) {
 		hubtest.WantCode(t, "CheckpointSave after the link was removed", err, apperr.AuthFailed)
 	})
 }
+
+// TestOAuthTokenMutatesOwnAgentRecord: a tool whose write conditions the
+// caller's own agent record (directory_update_self) runs on a token,
+// whose auth checks name that record too: one write may address an item
+// once (DynamoDB refuses two operations on one item in a transaction).
+func TestOAuthTokenMutatesOwnAgentRecord(t *testing.T) {
+	hubtest.ForEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		w, op, c := tokenWorld(t, ad)
+		ctx := context.Background()
+		if _, err := w.Admin.LinkOAuth(ctx, hub.NewOAuthLink{Issuer: op.URL, Subject: oauthtest.Subject1, Agent: w.Alice.AgentID}); err != nil {
+			t.Fatal(err)
+		}
+		cr := hub.Credentials{Bearer: mustToken(t, op, c[0], oauthtest.Subject1), Transport: "rest"}
+		p, err := w.Hub.Prime(ctx, cr, hub.PrimeInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr.SessionID = p.SessionID
+		role := "reviewer"
+		if _, err := w.Hub.DirectoryUpdateSelf(ctx, cr, hub.DirectoryUpdateSelfInput{Role: &role}); err != nil {
+			t.Errorf("DirectoryUpdateSelf on a token: %v", err)
+		}
+	})
+}
