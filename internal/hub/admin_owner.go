@@ -89,25 +89,19 @@ const maxOwnerKeys = 200
 
 // ListOwnerKeys lists a box's owner keys, oldest first. Never shows a key.
 func (a *Admin) ListOwnerKeys(ctx context.Context, box string) ([]*OwnerKeyInfo, error) {
-	return boxIndexRows(ctx, a, box, table.BoxOwnerKeysIndex, maxOwnerKeys, ownerKeyInfo)
-}
-
-// boxIndexRows lists the records on one of box's index partitions (index
-// builds it), at most limit of them, oldest first, each as show renders it.
-func boxIndexRows[R, I any](ctx context.Context, a *Admin, box string, index func(string) string, limit int, show func(*R) I) ([]I, error) {
 	if err := checkUUID("box", box); err != nil {
 		return nil, err
 	}
 	if err := a.requireBox(ctx, box); err != nil {
 		return nil, err
 	}
-	recs, _, err := query[R](ctx, a.h.st, store.Query{Index: store.GSI1, PK: index(box), Limit: limit})
+	recs, _, err := query[table.OwnerKey](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxOwnerKeysIndex(box), Limit: maxOwnerKeys})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]I, 0, len(recs))
+	out := make([]*OwnerKeyInfo, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, show(rec))
+		out = append(out, ownerKeyInfo(rec))
 	}
 	return out, nil
 }

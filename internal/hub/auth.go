@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
@@ -350,8 +351,11 @@ func (h *Hub) begin(ctx context.Context, cr Credentials, mode sessionMode, extra
 // and the write cannot slip through: the presented keys are still at the
 // versions read (a status change rewrites the agent's key records, see
 // updateVisibility) and the profile version is the one this session
-// observed.
-func authChecks(c *Caller) []guardedOp {
+// observed. A credential record the plan's own ops already address (a
+// tool that conditions the caller's agent record, which a token's checks
+// name too) is left to that op: one write addresses an item once, and the
+// tool's condition is on the version this call read.
+func authChecks(c *Caller, planned []guardedOp) []guardedOp {
 	if c.operator != nil {
 		return c.operator.check
 	}
@@ -360,12 +364,25 @@ func authChecks(c *Caller) []guardedOp {
 		onFail: func(context.Context) error { return profileOutdated() },
 	}}
 	for _, cc := range c.creds {
+		if addressed(planned, cc.key) {
+			continue
+		}
 		ops = append(ops, guardedOp{
 			op:     store.Check(cc.key, store.AtVersion(cc.version)),
 			onFail: func(context.Context) error { return authFailed() },
 		})
 	}
 	return ops
+}
+
+// addressed reports whether an op of ops addresses k.
+func addressed(ops []guardedOp, k store.Key) bool {
+	for _, o := range ops {
+		if o.op.OpKey() == k {
+			return true
+		}
+	}
+	return false
 }
 
 // credCheck is one credential record and the version it was read at.
@@ -400,3 +417,87 @@ type operatorAuthority struct {
 
 // isOperator reports whether the caller is the box's operator.
 func (c *Caller) isOperator() bool { return c.operator != nil }
+
+// OAuth access tokens: the kernel's half (oauthlink.go has the design
+// note and the owner's links).
+
+// TokenVerifier validates an OAuth access token. It never trusts the token:
+// signature, issuer, audience and expiry are all checked before it answers.
+type TokenVerifier interface {
+	// Verify returns who the token is, or an error (any: the hub answers
+	// every refusal as AUTH_FAILED and logs nothing of the token).
+	Verify(ctx context.Context, token string) (*TokenIdentity, error)
+}
+
+// TokenIdentity is what a verified access token says of its holder.
+type TokenIdentity struct {
+	Issuer  string
+	Subject string
+	// Client is the token's client id (client_id, else azp), if any.
+	Client string
+	// Read and Write say which of the two coordination scopes the token
+	// grants (Write implies Read).
+	Read, Write bool
+}
+
+// tokenCaller is the agent a verified token links to.
+type tokenCaller struct {
+	link    *table.OAuthLink
+	version uint64
+	id      *TokenIdentity
+}
+
+// resolveToken verifies token and finds its link. A bearer that is no JWT
+// (three dot-separated parts) is refused before the verifier sees it, as
+// any malformed key is.
+func (h *Hub) resolveToken(ctx context.Context, token string) (*tokenCaller, error) {
+	if strings.Count(token, ".") != 2 {
+		return nil, authFailed()
+	}
+	id, err := h.tokens.Verify(ctx, token)
+	if err != nil {
+		var ue *UnavailableError
+		if errors.As(err, &ue) {
+			return nil, apperr.Wrap(apperr.TemporarilyUnavailable, "The token issuer could not be reached; try again shortly.", err)
+		}
+		return nil, authFailed()
+	}
+	keys := []store.Key{table.OAuthLinkKey(table.OAuthLinkID(id.Issuer, id.Subject, ""))}
+	if id.Client != "" {
+		keys = append(keys, table.OAuthLinkKey(table.OAuthLinkID(id.Issuer, id.Subject, id.Client)))
+	}
+	items, err := h.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	it := items[0]
+	if len(items) == 2 && items[1] != nil {
+		it = items[1]
+	}
+	link, err := decode[table.OAuthLink](it, authFailed())
+	if err != nil {
+		return nil, err
+	}
+	return &tokenCaller{link: link, version: it.Version, id: id}, nil
+}
+
+// readOnly says whether the token caller may only read; an error when the
+// token grants neither scope.
+func (t *tokenCaller) readOnly() (bool, error) {
+	if !t.id.Read && !t.id.Write {
+		e := apperr.New(apperr.AuthFailed, "This token grants neither coordination scope.").
+			WithNext("Ask the authorization server for a token with the " + ScopeRead + " or " + ScopeWrite + " scope.")
+		e.RequiredScope = ScopeRead
+		return false, e
+	}
+	return !t.id.Write || t.link.Scope == ScopeRead, nil
+}
+
+// UnavailableError is a TokenVerifier's refusal that is not the token's
+// fault: the issuer's discovery document or key set could not be fetched.
+// The hub answers it TEMPORARILY_UNAVAILABLE, not AUTH_FAILED, so a valid
+// token is not thrown away by its client.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return "token issuer unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }

@@ -447,7 +447,7 @@ func commit[Out any, P interface {
 	if p.intent != nil {
 		all = append(all, guardedOp{op: store.Put(p.intent.Item(), store.Absent)})
 	}
-	all = append(all, authChecks(c.Caller)...)
+	all = append(all, authChecks(c.Caller, all)...)
 	all = append(all, c.rateOps...)
 
 	if c.release != nil && h.hot.pipeline {

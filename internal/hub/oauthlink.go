@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -26,87 +25,6 @@ import (
 // the agent record at the versions read, so an unlink or a deactivation
 // between read and write cannot slip through (keys get the same from their
 // key records, which a status change rewrites).
-
-// TokenVerifier validates an OAuth access token. It never trusts the token:
-// signature, issuer, audience and expiry are all checked before it answers.
-type TokenVerifier interface {
-	// Verify returns who the token is, or an error (any: the hub answers
-	// every refusal as AUTH_FAILED and logs nothing of the token).
-	Verify(ctx context.Context, token string) (*TokenIdentity, error)
-}
-
-// TokenIdentity is what a verified access token says of its holder.
-type TokenIdentity struct {
-	Issuer  string
-	Subject string
-	// Client is the token's client id (client_id, else azp), if any.
-	Client string
-	// Read and Write say which of the two coordination scopes the token
-	// grants (Write implies Read).
-	Read, Write bool
-}
-
-// tokenCaller is the agent a verified token links to.
-type tokenCaller struct {
-	link    *table.OAuthLink
-	version uint64
-	id      *TokenIdentity
-}
-
-// resolveToken verifies token and finds its link. A bearer that is no JWT
-// (three dot-separated parts) is refused before the verifier sees it, as
-// any malformed key is.
-func (h *Hub) resolveToken(ctx context.Context, token string) (*tokenCaller, error) {
-	if strings.Count(token, ".") != 2 {
-		return nil, authFailed()
-	}
-	id, err := h.tokens.Verify(ctx, token)
-	if err != nil {
-		var ue *UnavailableError
-		if errors.As(err, &ue) {
-			return nil, apperr.Wrap(apperr.TemporarilyUnavailable, "The token issuer could not be reached; try again shortly.", err)
-		}
-		return nil, authFailed()
-	}
-	keys := []store.Key{table.OAuthLinkKey(table.OAuthLinkID(id.Issuer, id.Subject, ""))}
-	if id.Client != "" {
-		keys = append(keys, table.OAuthLinkKey(table.OAuthLinkID(id.Issuer, id.Subject, id.Client)))
-	}
-	items, err := h.st.BatchGet(ctx, keys)
-	if err != nil {
-		return nil, storageErr(err)
-	}
-	it := items[0]
-	if len(items) == 2 && items[1] != nil {
-		it = items[1]
-	}
-	link, err := decode[table.OAuthLink](it, authFailed())
-	if err != nil {
-		return nil, err
-	}
-	return &tokenCaller{link: link, version: it.Version, id: id}, nil
-}
-
-// readOnly says whether the token caller may only read; an error when the
-// token grants neither scope.
-func (t *tokenCaller) readOnly() (bool, error) {
-	if !t.id.Read && !t.id.Write {
-		e := apperr.New(apperr.AuthFailed, "This token grants neither coordination scope.").
-			WithNext("Ask the authorization server for a token with the " + ScopeRead + " or " + ScopeWrite + " scope.")
-		e.RequiredScope = ScopeRead
-		return false, e
-	}
-	return !t.id.Write || t.link.Scope == ScopeRead, nil
-}
-
-// UnavailableError is a TokenVerifier's refusal that is not the token's
-// fault: the issuer's discovery document or key set could not be fetched.
-// The hub answers it TEMPORARILY_UNAVAILABLE, not AUTH_FAILED, so a valid
-// token is not thrown away by its client.
-type UnavailableError struct{ Err error }
-
-func (e *UnavailableError) Error() string { return "token issuer unavailable: " + e.Err.Error() }
-func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // OAuthLinkInfo describes a link as the admin plane shows it.
 type OAuthLinkInfo struct {
@@ -193,7 +111,21 @@ const maxOAuthLinks = 500
 
 // ListOAuthLinks lists a box's links, oldest first.
 func (a *Admin) ListOAuthLinks(ctx context.Context, box string) ([]*OAuthLinkInfo, error) {
-	return boxIndexRows(ctx, a, strings.ToLower(box), table.BoxOAuthLinksIndex, maxOAuthLinks, oauthLinkInfo)
+	if err := uuidArg("box", &box); err != nil {
+		return nil, err
+	}
+	if err := a.requireBox(ctx, box); err != nil {
+		return nil, err
+	}
+	recs, _, err := query[table.OAuthLink](ctx, a.h.st, store.Query{Index: store.GSI1, PK: table.BoxOAuthLinksIndex(box), Limit: maxOAuthLinks})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*OAuthLinkInfo, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, oauthLinkInfo(r))
+	}
+	return out, nil
 }
 
 // UnlinkOAuth deletes a link; the next request with its tokens is refused

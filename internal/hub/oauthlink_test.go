@@ -43,6 +43,23 @@ func mustToken(t *testing.T, op *oauthtest.Provider, c oauthtest.Client, sub str
 	return tok
 }
 
+// primedAliceOnToken links Subject1 to alice and primes a session on a
+// token of client c: the link and the session's credentials.
+func primedAliceOnToken(t *testing.T, w *hubtest.World, op *oauthtest.Provider, c oauthtest.Client) (*hub.OAuthLinkInfo, hub.Credentials) {
+	t.Helper()
+	link, err := w.Admin.LinkOAuth(w.Ctx, hub.NewOAuthLink{Issuer: op.URL, Subject: oauthtest.Subject1, Agent: w.Alice.AgentID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := hub.Credentials{Bearer: mustToken(t, op, c, oauthtest.Subject1), Transport: "rest"}
+	p, err := w.Hub.Prime(w.Ctx, cr, hub.PrimeInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.SessionID = p.SessionID
+	return link, cr
+}
+
 // TestOAuthLinks: a link makes a subject's tokens its agent's; a client
 // link wins over the issuer-wide one; a linked triple is not linked again;
 // unlinking refuses the tokens again, as an unknown key.
@@ -118,23 +135,30 @@ func TestOAuthUnlinkRacesMutation(t *testing.T) {
 		hook := &unlinkBeforeWrite{}
 		w, op, c := tokenWorld(t, ad, func(s store.Store) store.Store { hook.Store = s; return hook })
 		ctx := context.Background()
-		link, err := w.Admin.LinkOAuth(ctx, hub.NewOAuthLink{Issuer: op.URL, Subject: oauthtest.Subject1, Agent: w.Alice.AgentID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cr := hub.Credentials{Bearer: mustToken(t, op, c[0], oauthtest.Subject1), Transport: "rest"}
-		p, err := w.Hub.Prime(ctx, cr, hub.PrimeInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cr.SessionID = p.SessionID
+		link, cr := primedAliceOnToken(t, w, op, c[0])
 		hook.unlink = func() {
 			if _, err := w.Admin.UnlinkOAuth(ctx, link.LinkID); err != nil {
 				t.Errorf("UnlinkOAuth: %v", err)
 			}
 		}
 		hook.armed.Store(true)
-		_, err = w.Hub.CheckpointSave(ctx, cr, hub.CheckpointSaveInput{BodyMD: "x"})
+		_, err := w.Hub.CheckpointSave(ctx, cr, hub.CheckpointSaveInput{BodyMD: "x"})
 		hubtest.WantCode(t, "CheckpointSave after the link was removed", err, apperr.AuthFailed)
+	})
+}
+
+// TestOAuthTokenMutatesOwnAgentRecord: a tool whose write conditions the
+// caller's own agent record (directory_update_self) runs on a token,
+// whose auth checks name that record too: one write may address an item
+// once (DynamoDB refuses two operations on one item in a transaction).
+func TestOAuthTokenMutatesOwnAgentRecord(t *testing.T) {
+	hubtest.ForEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
+		w, op, c := tokenWorld(t, ad)
+		ctx := context.Background()
+		_, cr := primedAliceOnToken(t, w, op, c[0])
+		role := "reviewer"
+		if _, err := w.Hub.DirectoryUpdateSelf(ctx, cr, hub.DirectoryUpdateSelfInput{Role: &role}); err != nil {
+			t.Errorf("DirectoryUpdateSelf on a token: %v", err)
+		}
 	})
 }

@@ -65,13 +65,16 @@ func (e *env) roomOfAliceAndBob(name string) *hub.RoomInfo {
 }
 
 // newEnvWrapped is newEnvOn with the store wrapped by wrap (when not nil),
-// for a test that observes the store.
-func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) store.Store) *env {
+// for a test that observes the store; opts change the hub's options.
+func newEnvWrapped(t *testing.T, a teststores.Adapter, wrap func(store.Store) store.Store, opts ...func(*hub.Options)) *env {
 	t.Helper()
 	logs := &reqlogtest.Buffer{}
 	log := reqlog.NewLogger(logs, slog.LevelDebug) // every level, to prove none logs a secret
 	metrics := &metricstest.Recorder{}
 	cfg := hubtest.Config{Options: hub.Options{Logger: log, Metrics: metrics}}
+	for _, o := range opts {
+		o(&cfg.Options)
+	}
 	if wrap != nil {
 		cfg.Wrap = []func(store.Store) store.Store{wrap}
 	}

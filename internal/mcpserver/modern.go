@@ -67,6 +67,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/reqlog"
 	"github.com/agentbox/agentbox/internal/strictjson"
 )
@@ -235,7 +236,11 @@ func (s *handler) modern(w http.ResponseWriter, r *http.Request, bearer string, 
 		// The spec: ignore an Mcp-Session-Id on a modern request. The
 		// tool's session is its session_id argument or Agentbox-Session.
 		r.Header.Del(SessionHeader)
-		if ans, ok := s.directCall(w, r, req); ok {
+		ans, ok := s.directCall(w, r, req)
+		switch {
+		case ok && ans.challenge:
+			s.fail(w, r, id, apperr.New(apperr.AuthFailed, "Authentication failed."))
+		case ok:
 			writeTypedResult(w, id, ans, `"complete"`)
 		}
 	default:

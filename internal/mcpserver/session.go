@@ -390,6 +390,10 @@ func (s *handler) callTool(w http.ResponseWriter, r *http.Request, bearer, sid s
 	// The tool runs before anything is written, so that its answer can
 	// still become a 404.
 	ans, ok := s.directCall(w, r, req)
+	if ok && ans.challenge {
+		s.fail(w, r, id, apperr.New(apperr.AuthFailed, "Authentication failed."))
+		return
+	}
 	if !ok || s.sessionGone(w, r, bearer, sid, id, ans.code, ans.open) {
 		return
 	}

@@ -56,6 +56,13 @@ type answer struct {
 	// open is set for a tool that needs no session (get_help): the
 	// session layer then checks the transport's session itself.
 	open bool
+	// challenge is set, with OAuth on, for a call whose credentials were
+	// refused (AUTH_FAILED without a missing scope): the session layer
+	// answers HTTP 401 instead of a tool result, so the client refreshes
+	// or re-authorizes (MCP authorization: invalid or expired tokens get
+	// 401). Keys get the same, so a refused token and a refused key still
+	// answer alike.
+	challenge bool
 }
 
 // result is the answer as the SDK's tool result.
@@ -112,6 +119,7 @@ func (s *handler) runTool(t *registry.Tool) toolFunc {
 			s.logCall(ctx, tally, t.Name, e, start)
 			ans := failure(t, e)
 			ans.open = !t.Authenticated
+			ans.challenge = e.Code == apperr.AuthFailed && e.RequiredScope == "" && s.hub != nil && s.hub.TakesTokens()
 			return ans
 		}
 		s.logCall(ctx, tally, t.Name, nil, start)

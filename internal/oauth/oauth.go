@@ -347,6 +347,9 @@ func (r *Resource) Challenge(status int, value, meta string) string {
 		if !strings.Contains(value, `error="insufficient_scope"`) {
 			return value
 		}
+		// The transports name the seed's scope; tokens carry it with the
+		// issuer's prefix, and the client must ask for that.
+		value = strings.ReplaceAll(value, `scope="coordination:`, `scope="`+r.cfg.ScopePrefix+`coordination:`)
 		add = []string{`resource_metadata="` + meta + `"`}
 	default:
 		return value

@@ -125,6 +125,12 @@ type answer struct {
 
 func (w *world) do(method, path, bearer, session, body string) answer {
 	w.t.Helper()
+	return w.doHeaders(method, path, bearer, session, body, nil)
+}
+
+// doHeaders is do with extra request headers.
+func (w *world) doHeaders(method, path, bearer, session, body string, headers map[string]string) answer {
+	w.t.Helper()
 	req, err := http.NewRequestWithContext(w.t.Context(), method, w.url+path, strings.NewReader(body))
 	if err != nil {
 		w.t.Fatal(err)
@@ -139,6 +145,9 @@ func (w *world) do(method, path, bearer, session, body string) answer {
 	if session != "" {
 		req.Header.Set("Agentbox-Session", session)
 	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatalf("%s %s: %v", method, path, err)
@@ -149,6 +158,25 @@ func (w *world) do(method, path, bearer, session, body string) answer {
 }
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// mcpSession initializes an MCP session with bearer and returns its id.
+func (w *world) mcpSession(bearer string) string {
+	w.t.Helper()
+	req, _ := http.NewRequestWithContext(w.t.Context(), "POST", w.url+"/mcp", strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		w.t.Fatalf("initialize with a good token = %d without Mcp-Session-Id", resp.StatusCode)
+	}
+	return sid
+}
 
 // prime primes a session with bearer over REST and returns its id.
 func (w *world) prime(bearer string) string {
@@ -212,14 +240,27 @@ func TestRefusedTokensAnswerAsUnknownKey(t *testing.T) {
 		{"DeactivatedAgent", w.token(w.app, oauthtest.Subject2, hub.ScopeWrite), w.bob.BoxKey},
 		{"NotAJWT", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln", unknownKey},
 	}
+	// A live MCP session, opened with the good token: a tools/call on it
+	// with a refused token is 401 too (the client's cue to refresh), in
+	// both eras.
+	sid := w.mcpSession(good)
+	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_prime","arguments":{}}}`
+	const modern = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_prime","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, r := range []struct{ method, path, body string }{
-				{"POST", "/v1/agent/prime", "{}"},
-				{"POST", "/mcp", initialize},
+			for _, r := range []struct {
+				method, path, body string
+				headers            map[string]string
+			}{
+				{"POST", "/v1/agent/prime", "{}", nil},
+				{"POST", "/mcp", initialize, nil},
+				{"POST", "/mcp", call, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}},
+				{"POST", "/mcp", modern, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "agent_prime"}},
 			} {
-				got := w.do(r.method, r.path, tc.token, "", r.body)
-				want := w.do(r.method, r.path, tc.counterpart, "", r.body)
+				got := w.doHeaders(r.method, r.path, tc.token, "", r.body, r.headers)
+				want := w.doHeaders(r.method, r.path, tc.counterpart, "", r.body, r.headers)
 				if got != want {
 					t.Errorf("%s %s with the token = %+v\nwith its key counterpart = %+v; want the same", r.method, r.path, got, want)
 				}
@@ -515,5 +556,26 @@ func TestTypeScriptOAuthFlow(t *testing.T) {
 	}
 	if len(report.Steps) < 7 {
 		t.Errorf("oauth.mjs ran %v, want the whole loop", report.Steps)
+	}
+}
+
+// TestChallengeScopePrefix: an insufficient_scope challenge names the
+// scope as the issuer's tokens carry it (Cognito's prefix), so a client's
+// step-up asks for a scope that exists.
+func TestChallengeScopePrefix(t *testing.T) {
+	t.Parallel()
+	res, err := oauth.New(oauth.Config{Issuer: "https://issuer.example", ScopePrefix: "agentbox-t/", AudienceFromScopes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Challenge(http.StatusForbidden, `Bearer error="insufficient_scope", scope="coordination:write"`, "https://h/meta")
+	want := `Bearer error="insufficient_scope", scope="agentbox-t/coordination:write", resource_metadata="https://h/meta"`
+	if got != want {
+		t.Errorf("Challenge(403) = %s, want %s", got, want)
+	}
+	got = res.Challenge(http.StatusUnauthorized, `Bearer realm="agentbox"`, "https://h/meta")
+	want = `Bearer realm="agentbox", resource_metadata="https://h/meta", scope="agentbox-t/coordination:read agentbox-t/coordination:write"`
+	if got != want {
+		t.Errorf("Challenge(401) = %s, want %s", got, want)
 	}
 }
