@@ -94,8 +94,7 @@ func envelopeJSON(t *testing.T, err error) string {
 }
 
 func TestSpaceLifecycle(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		created, err := createSpace(f, cr, "public", "PDF extraction checkpoint", "")
 		if err != nil {
@@ -168,8 +167,7 @@ func TestSpaceLifecycle(t *testing.T) {
 // TestSpaceAuthorization: a private space the caller is not in, another
 // box's space and an unknown id answer the same bytes, for every tool.
 func TestSpaceAuthorization(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA, crB, crM := f.prime(f.a), f.prime(f.b), f.prime(f.other)
 		priv := mustCreateSpace(f, crA, "private", "Private")
 		pub := mustCreateSpace(f, crA, "public", "Public")
@@ -272,8 +270,7 @@ func mustList(f *fixture, cr hub.Credentials) []hub.SpaceSummary {
 }
 
 func TestUpdateSpaceCAS(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		sp := mustCreateSpace(f, cr, "public", "v1")
 		if _, err := updateSpace(f, cr, sp.ID, 1, "v2", "active", ""); err != nil {
@@ -294,8 +291,7 @@ func TestUpdateSpaceCAS(t *testing.T) {
 }
 
 func TestSpaceOperationKey(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		first, err := createSpace(f, cr, "public", "Once", "create-once")
 		if err != nil {
@@ -374,8 +370,7 @@ func TestSpaceLimits(t *testing.T) {
 		{"Goal20KiBPlus1", "t", strings.Repeat("é", 10240) + "x", apperr.LimitExceeded},
 		{"GoalEmpty", "t", "", apperr.InvalidArgument},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		sp := mustCreateSpace(f, cr, "public", "target")
 		version := int64(1)
@@ -435,8 +430,7 @@ func TestSpaceLimits(t *testing.T) {
 
 // TestSpaceMemberLimit fills a private space to its bound and one past.
 func TestSpaceMemberLimit(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		priv := mustCreateSpace(f, cr, "private", "Crowded")
 		var first string
@@ -465,8 +459,7 @@ func TestSpaceMemberLimit(t *testing.T) {
 }
 
 func TestListSpacesPaging(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		var want []string
 		for i := range 12 {
