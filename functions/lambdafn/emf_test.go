@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/metrics"
 	"github.com/agentbox/agentbox/internal/reqlog"
+	"github.com/agentbox/agentbox/internal/reqlog/reqlogtest"
 	"github.com/agentbox/agentbox/internal/store"
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
@@ -155,8 +156,8 @@ func TestEMFSweepRecord(t *testing.T) {
 // invocation only), the function's name and memory size, under the
 // Powertools Logger names, next to the transport's request_id.
 func TestInvocationLogFields(t *testing.T) {
-	var buf bytes.Buffer
-	log := functionLogger(reqlog.NewLogger(&buf, slog.LevelInfo))
+	logs := &reqlogtest.Buffer{}
+	log := functionLogger(reqlog.NewLogger(logs, slog.LevelInfo))
 	h := invoked(func(ctx context.Context, n int) (int, error) {
 		log.InfoContext(reqlog.With(ctx, "api-1"), "line", "n", n)
 		return n, nil
@@ -168,19 +169,16 @@ func TestInvocationLogFields(t *testing.T) {
 		}
 	}
 	log.Info("outside an invocation")
-	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	lines := logs.Lines(t)
 	if len(lines) != 3 {
-		t.Fatalf("%d lines: %s", len(lines), buf.Bytes())
+		t.Fatalf("%d lines: %s", len(lines), logs)
 	}
 	for i, want := range []map[string]any{
 		{keyRequestID: "lambda-req-a", keyColdStart: true, reqlog.IDKey: "api-1", keyFunctionARN: "arn:aws:lambda:eu-west-1:1:function:f"},
 		{keyRequestID: "lambda-req-b", keyColdStart: false, reqlog.IDKey: "api-1"},
 		{keyRequestID: nil, keyColdStart: nil},
 	} {
-		var got map[string]any
-		if err := json.Unmarshal(lines[i], &got); err != nil {
-			t.Fatal(err)
-		}
+		got := lines[i]
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("line %d: %s = %v, want %v (%s)", i, k, got[k], v, lines[i])

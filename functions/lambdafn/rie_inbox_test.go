@@ -18,9 +18,8 @@ import (
 // wait_seconds and nothing new answers empty at its limit (the function's
 // bounded poll of the inbox head).
 func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	tb := newEmulatorTable(t)
-	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
+	h, ctx := tb.h, context.Background()
 	alice, bob := tb.Alice, tb.Bob
 	pa := tb.Prime(alice)
 	sent := tb.DM(pa, bob, "dm", "ping")
@@ -28,7 +27,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	headers := map[string]string{"authorization": "Bearer " + bob.BoxKey, "agentbox-session": pb.SessionID,
 		"content-type": "application/json"}
 
-	list := startEmulator(t, rie, "inbox_list", bootstrap, functionEnv(table, endpoint, "inbox_list"))
+	list := tb.start(t, "inbox_list")
 	res := list.invoke(t, "POST", "/v1/inbox/list", headers, `{}`)
 	var page struct {
 		Rows []struct {
@@ -45,7 +44,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 		t.Fatalf("inbox_list function: got %d %s, want the DM with attention.unread_count 1", res.StatusCode, res.Body)
 	}
 
-	ack := startEmulator(t, rie, "inbox_ack", bootstrap, functionEnv(table, endpoint, "inbox_ack"))
+	ack := tb.start(t, "inbox_ack")
 	res = ack.invoke(t, "POST", "/v1/inbox/ack", headers, fmt.Sprintf(`{"idempotency_key":"ack","inbox_seqs":[%q]}`, page.Rows[0].InboxSeq))
 	var acked struct {
 		Acked     int                   `json:"acked"`
@@ -72,8 +71,7 @@ func TestInboxFunctionsUnderRuntimeEmulator(t *testing.T) {
 	// A function of 4 s asked to wait 20 s grants what its deadline
 	// leaves (4 s less a second for the request, less a second to
 	// answer) and says so, instead of being cut off.
-	short := startEmulator(t, rie, "inbox_list", bootstrap,
-		append(functionEnv(table, endpoint, "inbox_list"), "AWS_LAMBDA_FUNCTION_TIMEOUT=4"))
+	short := tb.start(t, "inbox_list", "AWS_LAMBDA_FUNCTION_TIMEOUT=4")
 	res = short.invoke(t, "POST", "/v1/inbox/list", headers, fmt.Sprintf(`{"cursor":%q,"wait_seconds":20}`, page.ResumeCursor))
 	var waited struct {
 		Granted *float64 `json:"wait_granted_seconds"`

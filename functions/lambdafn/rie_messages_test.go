@@ -14,16 +14,15 @@ import (
 // prepared: a room post with a mention, its replay, and a DM to another
 // box's agent; the hub then reads what the function stored.
 func TestMessageSendUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	const fn = "message_send"
 
 	tb := newEmulatorTable(t)
-	h, ctx, table, endpoint := tb.h, tb.Ctx, tb.table, tb.endpoint
+	h, ctx := tb.h, tb.Ctx
 	alice, bob, mallory := tb.Alice, tb.Bob, tb.Mallory
 	room := tb.MustRoom(tb.box, "design", alice, bob)
 	prime := tb.Prime(alice)
 
-	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
+	emu := tb.start(t, fn)
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
 		"content-type": "application/json"}
 	body := `{"destination":{"kind":"room","room_id":"` + room.RoomID + `"},"body_md":"Parser done.","mentions":["` + bob.AgentID + `"],"idempotency_key":"rie-1"}`

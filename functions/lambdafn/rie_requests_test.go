@@ -16,7 +16,6 @@ import (
 // Lambda runtime emulator, against one table: a request answered by CAS,
 // both listings, a file report and an export.
 func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	names := []string{"requests_list", "request_respond", "file_access_report", "file_reports_list", "thread_export"}
 
 	tb := newEmulatorTable(t)
@@ -41,7 +40,7 @@ func TestRequestFunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	emus := map[string]*emulator{}
 	for _, name := range names {
-		emus[name] = startEmulator(t, rie, name, bootstrap, functionEnv(tb.table, tb.endpoint, name))
+		emus[name] = tb.start(t, name)
 	}
 	as := func(ag *hub.AgentInfo) map[string]string {
 		return map[string]string{"authorization": "Bearer " + ag.BoxKey, "agentbox-session": sessions[ag.AgentID],

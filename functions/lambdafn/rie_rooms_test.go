@@ -14,11 +14,10 @@ import (
 // function binary (a mutation with a path parameter and a CAS body) under
 // the Lambda runtime emulator, against the table this test prepared.
 func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	const fn = "room_brief_update"
 
 	tb := newEmulatorTable(t)
-	h, table, endpoint, ctx, adm := tb.h, tb.table, tb.endpoint, context.Background(), tb.h.Admin()
+	h, ctx, adm := tb.h, context.Background(), tb.h.Admin()
 	alice := tb.Alice
 	room, err := adm.CreateRoom(ctx, tb.box, "design", "Welcome.")
 	if err != nil {
@@ -29,7 +28,7 @@ func TestRoomFunctionUnderRuntimeEmulator(t *testing.T) {
 	}
 	prime := tb.Prime(alice)
 
-	emu := startEmulator(t, rie, fn, bootstrap, functionEnv(table, endpoint, fn))
+	emu := tb.start(t, fn)
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": prime.SessionID,
 		"content-type": "application/json"}
 	path := "/v1/rooms/" + room.RoomID + "/brief"

@@ -16,11 +16,10 @@ import (
 // body sent directly, the id in the path, CAS and the wrapped-body rule.
 // The session and the space are made through the hub on the same table.
 func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	functions := []string{"update_space", "save_memory"}
 
 	tb := newEmulatorTable(t)
-	h, table, endpoint, ctx := tb.h, tb.table, tb.endpoint, context.Background()
+	h, ctx := tb.h, context.Background()
 	alice := tb.Alice
 	cr := tb.Prime(alice)
 	created, err := h.CreateSpace(ctx, cr, hub.CreateSpaceInput{Data: hub.CreateSpaceData{
@@ -31,7 +30,7 @@ func TestSeed002FunctionsUnderRuntimeEmulator(t *testing.T) {
 
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, bootstrap, functionEnv(table, endpoint, name))
+		emu[name] = tb.start(t, name)
 	}
 	headers := map[string]string{"authorization": "Bearer " + alice.BoxKey, "agentbox-session": cr.SessionID,
 		"content-type": "application/json"}

@@ -239,7 +239,7 @@ func header(res events.APIGatewayV2HTTPResponse, name string) string {
 }
 
 func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
+	_, bootstrap := binaries(t)
 	functions := []string{lambdafn.MCPFunction, "agent_prime", "checkpoint_save"}
 
 	t.Run("MissingTableFailsFast", func(t *testing.T) {
@@ -258,11 +258,11 @@ func TestFunctionsUnderRuntimeEmulator(t *testing.T) {
 	})
 
 	tb := newEmulatorTable(t)
-	table, endpoint, alice := tb.table, tb.endpoint, tb.Alice
+	alice := tb.Alice
 
 	emu := map[string]*emulator{}
 	for _, name := range functions {
-		emu[name] = startEmulator(t, rie, name, bootstrap, functionEnv(table, endpoint, name))
+		emu[name] = tb.start(t, name)
 	}
 	bearer := "Bearer " + alice.BoxKey
 
@@ -376,6 +376,14 @@ type emulatorTable struct {
 	h               *hub.Hub
 	table, endpoint string
 	box             string
+}
+
+// start runs the function fn (the one binary under the emulator, built on
+// first use) against the table, with env added to its environment.
+func (tb *emulatorTable) start(t *testing.T, fn string, env ...string) *emulator {
+	t.Helper()
+	rie, bootstrap := binaries(t)
+	return startEmulator(t, rie, fn, bootstrap, append(functionEnv(tb.table, tb.endpoint, fn), env...))
 }
 
 func newEmulatorTable(t *testing.T) *emulatorTable {

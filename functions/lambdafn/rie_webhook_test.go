@@ -26,7 +26,6 @@ import (
 // Delivery itself is proved in process (internal/webhook
 // TestDeliverAgentsRetries, TestStreamAgents here).
 func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	tab, recv, hits := webhookTable(t)
 	alice, bob := tab.Alice, tab.Bob
 	ctx := context.Background()
@@ -35,7 +34,7 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu := startEmulator(t, rie, lambdafn.WebhookFunction, bootstrap, functionEnv(tab.table, tab.endpoint, lambdafn.WebhookFunction))
+	emu := tab.start(t, lambdafn.WebhookFunction)
 	res, err := rieClient.Post("http://"+emu.addr+invokePath, "application/json",
 		bytes.NewReader([]byte(strings.ReplaceAll(string(raw), "AGENT_ID", bob.AgentID))))
 	if err != nil {
@@ -66,11 +65,10 @@ func TestWebhookFunctionUnderRuntimeEmulator(t *testing.T) {
 // (and refused by the guard, as above: the endpoint records the attempt);
 // an event of another kind fails without an attempt.
 func TestWebhookRedeliveryUnderRuntimeEmulator(t *testing.T) {
-	rie, bootstrap := binaries(t)
 	tab, _, hits := webhookTable(t)
 	alice, bob := tab.Alice, tab.Bob
 	ctx := context.Background()
-	emu := startEmulator(t, rie, lambdafn.WebhookFunction, bootstrap, functionEnv(tab.table, tab.endpoint, lambdafn.WebhookFunction))
+	emu := tab.start(t, lambdafn.WebhookFunction)
 	invoke := func(body string) string {
 		t.Helper()
 		res, err := rieClient.Post("http://"+emu.addr+invokePath, "application/json", strings.NewReader(body))

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestAddAgentListedWithCardRole: an agent created listed with a card
@@ -14,8 +13,7 @@ import (
 // update still sends "0"); rotations keep a read-only key read-only; an
 // unknown box is an error naming it.
 func TestAddAgentListedWithCardRole(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		admin := f.h.Admin()
 		rita, err := admin.AddAgent(f.ctx, hub.NewAgent{Box: f.box, Name: "rita", Listed: true, CardRole: "release manager", Scope: hub.ScopeRead})
 		if err != nil {

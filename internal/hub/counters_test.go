@@ -98,8 +98,7 @@ func rawReceipts(f *fixture, session string) []uint64 {
 // acknowledged (the first chunk's 90, then the intent's 10), never by the
 // whole request twice.
 func TestInboxAckPastFirstChunk(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 120)
 		cr := f.prime(f.b)
 		if rows := ibListAll(f, cr, hub.FilterUnread); len(rows) != 120 {
@@ -133,8 +132,7 @@ func TestInboxAckPastFirstChunk(t *testing.T) {
 // until a later page returns it (seed 000: no receipt is inserted for a
 // dropped row).
 func TestInboxByteCutNoReceipt(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		ibMustDMsOf(f, f.prime(f.a), "big", f.b.AgentID, strings.Repeat("x", 1100), 2)
 		cr := f.prime(f.b)
 		page, err := f.h.InboxList(f.ctx, cr, hub.InboxListInput{MaxBytes: 1024})
@@ -167,8 +165,7 @@ func TestInboxByteCutNoReceipt(t *testing.T) {
 // the rows of its first page's snapshot; the arrivals come after resuming
 // (seed 000: a fixed first-page upper).
 func TestInboxNextCursorKeepsUpper(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA := f.prime(f.a)
 		ibMustDMs(f, crA, "before", f.b.AgentID, 5)
 		cr := f.prime(f.b)
@@ -216,8 +213,7 @@ func TestInboxNextCursorKeepsUpper(t *testing.T) {
 // no write's profile check would refuse it: the kernel must answer
 // PROFILE_OUTDATED to a session whose profile changed, keyless or not.
 func TestInboxNoopAckProfileOutdated(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		ibMustDMs(f, f.prime(f.a), "dm", f.b.AgentID, 1)
 		cr := f.prime(f.b)
 		ibListAll(f, cr, hub.FilterUnread)

@@ -8,14 +8,12 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestTamperedCursor: a cursor whose position a client edited is
 // CURSOR_INVALID, even though it still decodes and names the caller.
 func TestTamperedCursor(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		for i := range 3 {
 			mustCreateNote(f, cr, fmt.Sprintf("note-%d", i), "x")

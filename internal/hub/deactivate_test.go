@@ -31,8 +31,7 @@ func sendDM(f *fixture, cr hub.Credentials, key, to, body string) (*hub.MessageS
 // refused as a DM or space peer exactly like an unknown id, and keeps his
 // messages and memberships.
 func TestDeactivateAgent(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		carol := f.mustAgent(f.box, "carol")
 		room := f.mustRoom("ops", "")
 		for _, ag := range []*hub.AgentInfo{f.a, f.b, carol} {
@@ -183,8 +182,7 @@ func TestDeactivateAgent(t *testing.T) {
 // TestDeactivatedMemberRemoved: removing a deactivated member must not take
 // it off the member counter twice (deactivation already did).
 func TestDeactivatedMemberRemoved(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("ops", "", f.a, f.b)
 		if _, err := f.h.Admin().DeactivateAgent(f.ctx, f.b.AgentID); err != nil {
 			t.Fatalf("DeactivateAgent: %v", err)
@@ -206,8 +204,7 @@ func TestDeactivatedMemberRemoved(t *testing.T) {
 // TestDeactivateManyRooms crosses the chunk boundary of the membership
 // marks.
 func TestDeactivateManyRooms(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		const n = 45 // more than one chunk of marks
 		rooms := make([]string, n)
 		for i := range n {

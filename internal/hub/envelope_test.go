@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // sentEnvelope is the README's measure of the 64 KiB envelope: the
@@ -39,8 +38,7 @@ func sentEnvelope(t *testing.T, in hub.MessageSendInput) int {
 // is stored, whatever its characters (a body of "<", which an HTML-escaping
 // encoding would make six times longer); one byte more is LIMIT_EXCEEDED.
 func TestEnvelopeMeasuredOnWhatWasSent(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		dest := hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}
 		build := func(pad int) hub.MessageSendInput {

@@ -160,8 +160,7 @@ func TestFileURLCorpus(t *testing.T) {
 // be part of what a retry is compared on — a retry of a send with files is
 // a replay, not IDEMPOTENCY_CONFLICT.
 func TestSendWithFilesReplays(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		in := hub.MessageSendInput{Mutation: hub.Mutation{IdempotencyKey: "files-1"},
 			Destination: hub.Destination{Kind: hub.KindDM, RecipientAgentID: f.b.AgentID}, BodyMD: "spec",

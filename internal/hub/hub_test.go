@@ -74,6 +74,12 @@ func forEachAdapter(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) 
 	hubtest.ForEachAdapter(t, fn)
 }
 
+// eachWorld runs fn on every adapter, in parallel, in the usual world
+// (newFixture, the store unwrapped): most tests need nothing else.
+func eachWorld(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) { fn(t, newFixture(t, ad)) })
+}
+
 // forEachAdapterInBubble runs fn on every adapter in parallel, each inside
 // a synctest bubble (hubtest.ForEachAdapterInBubble).
 func forEachAdapterInBubble(t *testing.T, fn func(t *testing.T, ad teststores.Adapter)) {
@@ -122,8 +128,7 @@ func wantLimit(t *testing.T, call string, err error, want apperr.Code, echo ...s
 // the revision her last write that passed left (0 before any), and run
 // moves it when its write passes.
 func revisionCases(t *testing.T, n int, name func(i int) string, run func(t *testing.T, f *fixture, cr hub.Credentials, i int, rev *hub.Revision)) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		rev := hub.Revision(0)
 		for i := range n {
@@ -149,8 +154,7 @@ func save(f *fixture, cr hub.Credentials, key string, rev hub.Revision, body str
 }
 
 func TestPrime(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		out, err := f.h.Prime(f.ctx, hub.Credentials{Bearer: f.a.BoxKey}, hub.PrimeInput{})
 		if err != nil {
 			t.Fatalf("Prime: %v", err)
@@ -220,8 +224,7 @@ func TestPrime(t *testing.T) {
 }
 
 func TestSessionStaysAliveWhileUsed(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		for i := 0; i < 8; i++ { // 8 x 4h = 32h, well past one idle window
 			f.clock.Advance(4 * time.Hour)
@@ -233,8 +236,7 @@ func TestSessionStaysAliveWhileUsed(t *testing.T) {
 }
 
 func TestAuthFailed(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA := f.prime(f.a)
 		revoked := f.mustAgent(f.box, "revoked")
 		if _, err := f.h.Admin().RevokeKey(f.ctx, revoked.AgentID, ""); err != nil {
@@ -298,8 +300,7 @@ func TestAuthFailed(t *testing.T) {
 }
 
 func TestUnboundSessionBinding(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		id := f.mustOpenSession()
 		out, err := f.h.Prime(f.ctx, hub.Credentials{ArgKey: f.a.BoxKey, SessionID: id, Transport: "mcp"}, hub.PrimeInput{})
 		if err != nil {
@@ -324,8 +325,7 @@ func TestUnboundSessionBinding(t *testing.T) {
 }
 
 func TestProfileOutdated(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"reviewer","instructions_md":"Review PRs."}`)); err != nil {
 			t.Fatalf("SetProfile: %v", err)
@@ -529,8 +529,7 @@ func withOnceHook(h *onceHook) func(store.Store) store.Store {
 }
 
 func TestCheckpointCAS(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		f.wantCheckpointAt(cr, 0, "none saved yet")
 		out, err := f.h.CheckpointSave(f.ctx, cr, hub.CheckpointSaveInput{
@@ -564,8 +563,7 @@ func TestCheckpointCAS(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		first, err := save(f, cr, "same", 0, "body")
 		if err != nil {
@@ -614,8 +612,7 @@ func TestIdempotencyCanonicalPayload(t *testing.T) {
 		{"ArrayOrder", `{"a":1,"b":{"c":"x","d":[{"e":true,"f":null},1]}}`, apperr.IdempotencyConflict},
 		{"OtherValue", `{"a":2,"b":{"c":"x","d":[1,{"e":true,"f":null}]}}`, apperr.IdempotencyConflict},
 	}
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		in := func(payload string) hub.CheckpointSaveInput {
 			return hub.CheckpointSaveInput{Mutation: hub.Mutation{IdempotencyKey: "k"},
@@ -820,8 +817,7 @@ func TestCheckpointLimits(t *testing.T) {
 }
 
 func TestAdminErrors(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		adm := f.h.Admin()
 		_, err := adm.CreateAgent(f.ctx, "00000000-0000-4000-8000-000000000000", "x", "")
 		wantCode(t, "CreateAgent(unknown box)", err, apperr.NotFoundOrForbidden)

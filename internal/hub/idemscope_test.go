@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestIdempotencyKeyScope: a key is scoped to (agent, key), as seed 002
@@ -17,8 +16,7 @@ import (
 // (add_space_member and remove_space_member of one agent); another agent,
 // of this box or another, has its own keys.
 func TestIdempotencyKeyScope(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		sp := mustCreateSpace(f, cr, "private", "plans")
 		if _, err := updateSpace(f, cr, sp.ID, 1, "plans v2", "active", "upd-1"); err != nil {
@@ -60,8 +58,7 @@ func TestIdempotencyKeyScope(t *testing.T) {
 // the window ends it still replays (and still conflicts on another
 // request); a second after, it is free and runs afresh.
 func TestIdempotencyWindow(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		first, err := save(f, cr, "k", 0, "body")
 		if err != nil {
@@ -90,8 +87,7 @@ func TestIdempotencyWindow(t *testing.T) {
 // (adding a current member) still records its key, so a retry replays and
 // the key cannot be reused for another request.
 func TestNoOpMutationRemembersItsKey(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		sp := mustCreateSpace(f, cr, "private", "plans")
 		add := func(agent, key string) (*hub.SpaceMemberOutput, error) {
@@ -114,8 +110,7 @@ func TestNoOpMutationRemembersItsKey(t *testing.T) {
 // TestStreamSequence: a stream's messages take consecutive sequences from
 // 1, each send moving the stream's counter up by one.
 func TestStreamSequence(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("ops", "", f.a)
 		cr := f.prime(f.a)
 		for want := hub.Revision(1); want <= 3; want++ {

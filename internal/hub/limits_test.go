@@ -94,8 +94,7 @@ func bound(r limits.Rate, elapsed time.Duration) int {
 // RATE_LIMITED, nothing is applied twice, and what was applied stays within
 // burst + rate × elapsed.
 func TestAgentWriteLimitUnderConcurrency(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		rate := limits.Rate{PerSecond: 4, Burst: 8}
 		cfg := limits.Config{AgentMutations: rate}
 		one, two := f.limited(cfg), f.limited(cfg)
@@ -233,8 +232,7 @@ func TestBoxCeiling(t *testing.T) {
 // TestCallLimitPerInstance: reads are limited in memory per instance; a
 // limited read writes nothing.
 func TestCallLimitPerInstance(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		lf := f.limited(limits.Config{AgentCalls: limits.Rate{PerSecond: 1, Burst: 3}})
 		for i := range 3 {
@@ -438,8 +436,7 @@ func TestSessionOpeningIsAWrite(t *testing.T) {
 // write still fits when the limiter adds its items, at every fan-out size
 // around the boundary between one write and an intent.
 func TestRateOpsFitTheWrite(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		huge := limits.Rate{PerSecond: 1e6, Burst: 1e6}
 		lf := f.limited(limits.Config{AgentMutations: huge, BoxMutations: huge})
 		room := f.mustRoom("crowd", "brief", f.a)

@@ -135,8 +135,7 @@ func repeatItem(n, size int) []*store.Item {
 // listing item. Listings still find them, and their next write moves them
 // to the new shape: one index entry, the listing item.
 func TestListingsFindItemsOfTheOldShape(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr := f.prime(f.a)
 		pub := writeOldShape(t, f)
 		page, err := f.h.ListSpaces(f.ctx, cr, hub.ListSpacesInput{})
@@ -334,8 +333,7 @@ func wantOneListingEach(f *fixture, when string, version uint64) {
 // the old public space and bob his old card. Every update lands, and each
 // index holds one entry afterwards, the listing item at the last version.
 func TestMigrateListingsRacingUpdates(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		pub := writeOldShape(t, f)
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		const updates = 5

@@ -20,8 +20,7 @@ import (
 // order would pass every other test, and orphan every stored DM on
 // upgrade.
 func TestDMStreamLayout(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		for _, tc := range []struct {
 			key  string

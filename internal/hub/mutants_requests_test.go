@@ -231,8 +231,7 @@ func TestRequestRespondAmendsAttention(t *testing.T) {
 // pair is stored sorted, and random agent ids would otherwise test one
 // side or the other from run to run): alice asks bob, bob asks alice.
 func TestRequestRespondInDMEitherSide(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		for _, tc := range []struct {
 			name       string

@@ -6,14 +6,12 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestPageSizeOneText: every list tool words its page size rule alike (it
 // is checked before the caller is, so no world is needed).
 func TestPageSizeOneText(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		ctx, cr := context.Background(), hub.Credentials{}
 		id := "00000000-0000-4000-8000-000000000000"
 		lists := map[string]func(n int) error{

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // probeMarker travels in every rejected value so that an echo of it in an
@@ -49,8 +48,7 @@ func wantRefusedQuietly(t *testing.T, call string, err error) {
 // TestControlCharacterCorpus: every name and title field refuses every
 // control class, without echoing the value.
 func TestControlCharacterCorpus(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		cr, crb := f.prime(f.a), f.prime(f.b)
 		space := mustCreateSpace(f, cr, "public", "probe target")
 		room := f.mustRoom("probe-room", "brief")

@@ -139,8 +139,7 @@ func TestSpaceMemberCounterContention(t *testing.T) {
 // (made before secrets existed, or restored without it) gets one from the
 // first agent call of a fresh instance, and that instance's cursors work.
 func TestCursorKeyCreatedOnFirstCall(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		if err := f.raw.Write(f.ctx, []store.Op{store.Delete(store.Key{PK: "config#cursor", SK: "key"}, store.Present)}); err != nil {
 			t.Fatalf("deleting the cursor secret: %v", err)
 		}

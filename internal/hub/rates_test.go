@@ -37,6 +37,7 @@ func TestRateBounds(t *testing.T) {
 		dm   bool
 	}{{"room", false}, {"receiving agent", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each in its own bubble, on its own store
 			synctest.Test(t, func(t *testing.T) {
 				f := newFixture(t, ad, func(s store.Store) store.Store { return teststores.NewLatency(s, rateRTT) })
 				f.h = hub.New(f.st, hub.Options{Now: f.clock.Now, IndependentCalls: true})

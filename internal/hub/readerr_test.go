@@ -1,10 +1,8 @@
 package hub_test
 
 import (
-	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/apperr"
@@ -13,42 +11,9 @@ import (
 	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
-// droppingStore fails, once armed, every read or every write with an
-// opaque engine error, as a connection that keeps dropping does.
-type droppingStore struct {
-	store.Store
-	reads, writes atomic.Bool
-}
-
+// errDropped is an opaque engine error, as a connection that keeps
+// dropping gives.
 var errDropped = errors.New("read tcp: connection reset by peer")
-
-func (d *droppingStore) Get(ctx context.Context, k store.Key) (*store.Item, error) {
-	if d.reads.Load() {
-		return nil, errDropped
-	}
-	return d.Store.Get(ctx, k)
-}
-
-func (d *droppingStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
-	if d.reads.Load() {
-		return nil, errDropped
-	}
-	return d.Store.BatchGet(ctx, keys)
-}
-
-func (d *droppingStore) Query(ctx context.Context, q store.Query) ([]*store.Item, error) {
-	if d.reads.Load() {
-		return nil, errDropped
-	}
-	return d.Store.Query(ctx, q)
-}
-
-func (d *droppingStore) Write(ctx context.Context, ops []store.Op) error {
-	if d.writes.Load() {
-		return errDropped
-	}
-	return d.Store.Write(ctx, ops)
-}
 
 // TestDroppedReadIsRetryable: a read whose connection drops changed
 // nothing, so it answers TEMPORARILY_UNAVAILABLE, retryable, in a read's
@@ -57,8 +22,8 @@ func (d *droppingStore) Write(ctx context.Context, ops []store.Op) error {
 // drops keeps STORAGE_FAILURE: its outcome is unknown.
 func TestDroppedReadIsRetryable(t *testing.T) {
 	t.Parallel()
-	var d *droppingStore
-	f := newFixture(t, teststores.All()[0], func(s store.Store) store.Store { d = &droppingStore{Store: s}; return d })
+	var d *teststores.Faults
+	f := newFixture(t, teststores.All()[0], func(s store.Store) store.Store { d = teststores.NewFaults(s); return d })
 	cr := f.prime(f.a)
 	read := func(name string, err error) {
 		t.Helper()
@@ -73,18 +38,18 @@ func TestDroppedReadIsRetryable(t *testing.T) {
 			}
 		}
 	}
-	d.reads.Store(true)
+	d.FailReads(errDropped)
 	_, err := f.h.ProfileGet(f.ctx, cr, hub.ProfileInput{})
 	read("profile_get with reads dropping", err)
 	_, err = f.h.InboxList(f.ctx, cr, hub.InboxListInput{})
 	read("inbox_list with reads dropping", err)
 	_, err = save(f, cr, "dropped-read", 0, "body")
 	read("checkpoint_save whose reads drop", err)
-	d.reads.Store(false)
+	d.FailReads(nil)
 
-	d.writes.Store(true)
+	d.FailWrites(errDropped)
 	_, err = save(f, cr, "dropped-write", 0, "body")
-	d.writes.Store(false)
+	d.FailWrites(nil)
 	wantCode(t, "checkpoint_save whose write drops", err, apperr.StorageFailure)
 	if _, err := save(f, cr, "dropped-write", 0, "body"); err != nil {
 		t.Errorf("checkpoint_save retried with its key: %v", err)

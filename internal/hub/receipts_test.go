@@ -2,7 +2,6 @@ package hub_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -57,19 +56,16 @@ func TestReceiptsBounded(t *testing.T) {
 			t.Fatalf("CreateAgentScoped(read): %v", err)
 		}
 		crA := f.prime(f.a)
-		var last *hub.MessageSendOutput
-		for i := range 300 {
-			to := reader.AgentID
+		// 150 DMs to each, the last one to b after all others.
+		ibSendTo(f, 299, func(i int) string {
 			if i%2 == 1 {
-				to = f.b.AgentID
+				return f.b.AgentID
 			}
-			out, err := ibDM(f, crA, fmt.Sprintf("r-%d", i), to, "work")
-			if err != nil {
-				t.Fatalf("MessageSend(%d): %v", i, err)
-			}
-			if to == f.b.AgentID {
-				last = out
-			}
+			return reader.AgentID
+		})
+		last, err := ibDM(f, crA, "r-last", f.b.AgentID, "work")
+		if err != nil {
+			t.Fatalf("MessageSend(last): %v", err)
 		}
 		for _, ag := range []*hub.AgentInfo{reader, f.b} {
 			cr := f.prime(ag)

@@ -183,8 +183,7 @@ func TestRequestRespond(t *testing.T) {
 }
 
 func TestRequestRespondInDM(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		crA, crB := f.prime(f.a), f.prime(f.b)
 		sent := f.mustSend(crA, "dm", hub.MessageSendInput{Destination: toDM(f.b.AgentID), BodyMD: "can you?", Requests: []string{f.b.AgentID}})
 		out, err := respond(f, crB, "r1", sent.MessageID, 0, hub.StatusNeedsContext)

@@ -15,8 +15,7 @@ import (
 )
 
 func TestRoomsHappyPath(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("design", "# Design room\nBe kind.")
 		if room.BriefRevision != 1 || room.MemberCount != 0 || room.Archived {
 			t.Fatalf("CreateRoom = %+v, want brief revision 1, no members, not archived", room)
@@ -94,8 +93,7 @@ func TestRoomsHappyPath(t *testing.T) {
 // TestRoomAuthorization: every room tool answers a caller that may not see
 // the room exactly as it answers an id that does not exist.
 func TestRoomAuthorization(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("secret-plans", "the brief")
 		archived := f.mustRoom("old-secrets", "old brief")
 		removed := f.mustAgent(f.box, "removed")
@@ -188,8 +186,7 @@ func TestRoomAuthorization(t *testing.T) {
 }
 
 func TestMembershipEpochs(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("epochs", "")
 		f.mustRoom("other", "")
 		f.mustRoom("second", "", f.a)
@@ -255,8 +252,7 @@ func TestMembershipEpochs(t *testing.T) {
 }
 
 func TestRoomsListPaging(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		var want []string
 		for i := range 7 {
 			r := f.mustRoom(fmt.Sprintf("room-%d", i), "")
@@ -319,8 +315,7 @@ func TestRoomsListPaging(t *testing.T) {
 }
 
 func TestRoomRoster(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("crowd", "", f.a)
 		for i := range hub.MaxRosterMembers + 4 {
 			f.mustAdd(room.RoomID, f.mustAgent(f.box, fmt.Sprintf("member-%02d", i)))
@@ -381,8 +376,7 @@ func TestRoomBriefCASRace(t *testing.T) {
 }
 
 func TestArchivedRoom(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("finished", "history")
 		m := f.mustAdd(room.RoomID, f.a)
 		cr := f.prime(f.a)
@@ -481,8 +475,7 @@ func TestRoomChangesBetweenReadAndWrite(t *testing.T) {
 }
 
 func TestRoomBriefLimits(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("limits", "", f.a)
 		cr := f.prime(f.a)
 		chunk := strings.Repeat("é", hub.MaxBodyMDBytes/2)
@@ -517,14 +510,9 @@ func TestRoomBriefLimits(t *testing.T) {
 				t.Errorf("%s: error echoes the rejected value", tc.name)
 			}
 		}
-		if _, err := f.h.Admin().SetProfile(f.ctx, f.a.AgentID, []byte(`{"role":"new"}`)); err != nil {
-			t.Fatalf("SetProfile: %v", err)
-		}
-		_, err := appendBrief(f, cr, "stale-profile", room.RoomID, 4, "x")
-		wantCode(t, "RoomBriefUpdate with an outdated profile", err, apperr.ProfileOutdated)
-		_, err = follow(f, cr, "stale-profile", room.RoomID, 1, "all")
-		wantCode(t, "RoomFollow with an outdated profile", err, apperr.ProfileOutdated)
-		_, err = f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: "not-a-uuid"})
+		// PROFILE_OUTDATED is every mutation's rule, tested over the
+		// registry (TestEveryMutationChecksTheProfile).
+		_, err := f.h.RoomGet(f.ctx, cr, hub.RoomIDInput{RoomID: "not-a-uuid"})
 		wantCode(t, "RoomGet(malformed id)", err, apperr.InvalidArgument)
 		_, err = follow(f, cr, "bad-pref", room.RoomID, 1, "loud")
 		wantCode(t, "RoomFollow(unknown preference)", err, apperr.InvalidArgument)
@@ -655,8 +643,7 @@ func newRoomEnv(f *fixture) (*roomEnv, hub.Credentials) {
 }
 
 func TestAdminRooms(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		adm := f.h.Admin()
 		room := f.mustRoom("admin", "")
 		unknown := uuid.NewString()

@@ -54,8 +54,7 @@ func TestOpenSessionWritesNothing(t *testing.T) {
 // TestSessionLifecycle walks one signed session through every state and
 // checks what each presentation of it answers.
 func TestSessionLifecycle(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		id := f.mustOpenSession()
 		tampered := id[:len(id)-2] + "AA"
 		if tampered == id {
@@ -111,8 +110,7 @@ func TestSessionLifecycle(t *testing.T) {
 // TestEndedUnboundSessionStaysEnded: an ended session id never falls back
 // to "unbound"; ending one without a key writes nothing.
 func TestEndedUnboundSessionStaysEnded(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		id := f.mustOpenSession()
 		if err := f.h.CloseSession(f.ctx, id, hub.Credentials{}); !errors.Is(err, hub.ErrUnboundSession) {
 			t.Fatalf("CloseSession(unbound, no key) = %v, want ErrUnboundSession", err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/hub"
 	"github.com/agentbox/agentbox/internal/store"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestLimitsCountTheBytesSent: a body of 16 KiB of "<" with a payload of
@@ -17,8 +16,7 @@ import (
 // such a message at about 150 KiB and refused it). The checkpoint keeps
 // them likewise.
 func TestLimitsCountTheBytesSent(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		room := f.mustRoom("html", "", f.a)
 		cr := f.prime(f.a)
 		body := strings.Repeat("<", hub.MaxBodyMDBytes)

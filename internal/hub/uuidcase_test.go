@@ -5,15 +5,13 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestUpperCaseIDs: UUIDs are case-insensitive (RFC 9562). Every id a tool
 // or the admin plane accepts, spelled in upper case, must address the same
 // resource as its canonical lower-case form, field by field.
 func TestUpperCaseIDs(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		up := strings.ToUpper
 		adm := f.h.Admin()
 		room := f.mustRoom("ops", "")

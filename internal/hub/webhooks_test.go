@@ -7,15 +7,13 @@ import (
 
 	"github.com/agentbox/agentbox/internal/apperr"
 	"github.com/agentbox/agentbox/internal/hub"
-	"github.com/agentbox/agentbox/internal/store/teststores"
 )
 
 // TestWebhookAdmin: the owner's endpoint commands validate, list per box,
 // rotate with an overlap that ends, disable, enable and remove; the wake
 // state is thin.
 func TestWebhookAdmin(t *testing.T) {
-	forEachAdapter(t, func(t *testing.T, ad teststores.Adapter) {
-		f := newFixture(t, ad)
+	eachWorld(t, func(t *testing.T, f *fixture) {
 		a := f.h.Admin()
 		for _, u := range []string{"http://example.com/", "https://", "https://u:p@example.com/", "https://example.com/#x",
 			"ftp://example.com/", "https://example.com/" + strings.Repeat("a", hub.MaxWebhookURL)} {

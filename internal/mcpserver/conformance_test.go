@@ -29,6 +29,7 @@ var conformanceCommand = []string{"npx", "-y", "-p", "node@22", "-p", "@modelcon
 // scenarios against the endpoint on a loopback port (the DNS-rebinding
 // scenario requires one). Every check of every scenario must pass.
 func TestConformanceSuite(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Fatalf("npx is not on PATH: install Node.js 20 or later (npm ships npx); the conformance suite runs through it")
 	}

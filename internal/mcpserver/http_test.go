@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -487,43 +486,23 @@ func hasLine(lines []map[string]any, want map[string]any) bool {
 	return false
 }
 
-// faultyStore fails every read while armed, like an engine outage.
-type faultyStore struct {
-	store.Store
-	armed atomic.Bool
-}
-
 var errInjected = errors.New("injected engine fault on table agentbox-test")
-
-func (f *faultyStore) Get(ctx context.Context, k store.Key) (*store.Item, error) {
-	if f.armed.Load() {
-		return nil, errInjected
-	}
-	return f.Store.Get(ctx, k)
-}
-
-func (f *faultyStore) BatchGet(ctx context.Context, keys []store.Key) ([]*store.Item, error) {
-	if f.armed.Load() {
-		return nil, errInjected
-	}
-	return f.Store.BatchGet(ctx, keys)
-}
 
 // TestStorageFailure: an engine failure reaches the caller without its
 // cause, which reaches only the log; a read that failed changed nothing,
 // so it is TEMPORARILY_UNAVAILABLE, retryable.
 func TestStorageFailure(t *testing.T) {
 	bolt := adapter(t, "bolt")
-	var faulty *faultyStore
+	var faulty *teststores.Faults
 	e := newEnvOn(t, teststores.Adapter{Name: "faulty", Open: func(t testing.TB, now func() time.Time) store.Store {
-		faulty = &faultyStore{Store: bolt.Open(t, now)}
+		faulty = teststores.NewFaults(bolt.Open(t, now))
 		return faulty
 	}})
 	sid := e.initialize(t, e.alice.BoxKey)
 	if r := e.post(t, toolCall("agent_prime", `{}`), session(sid, e.alice.BoxKey)); r.toolResult(t).IsError {
 		t.Fatalf("agent_prime: %s", r.body)
 	}
-	faulty.armed.Store(true)
+	faulty.FailReads(errInjected)
 
 	r := e.post(t, toolCall("checkpoint_get", `{}`), session(sid, e.alice.BoxKey))
 	if got := r.toolResult(t).code(t); got != apperr.TemporarilyUnavailable {

@@ -90,6 +90,7 @@ func (e *env) interopCtx(t *testing.T) map[string]string {
 // requires every failure to arrive as an isError result with the whole
 // envelope rather than as an exception (testdata/tsclient/interop.mjs).
 func TestTypeScriptSDKInterop(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	dir := tsClientDir(t)
 	e := newEnv(t)
 	c, err := json.Marshal(e.interopCtx(t))
@@ -177,6 +178,7 @@ func lastLine(s string) string {
 // does: every run is a new process and a new MCP session, so the durable
 // session agent_prime returns travels in the Agentbox-Session header.
 func TestInspectorCLIOneShot(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	inspectorResumes(t, "inspector", nil, func(sid string) []string { return []string{"--header", "Agentbox-Session: " + sid} })
 	t.Logf("Inspector CLI 2.12.0: agent_prime, then checkpoint_get in a new process with Agentbox-Session, then NOT_PRIMED as a result")
 }

@@ -404,6 +404,7 @@ func TestModernPerCallHost(t *testing.T) {
 // TestTypeScript2Loop runs the whole loop through the TS 2.4.0 client,
 // pinned to 2026-07-28 and in its legacy (2025) mode (testdata/tsclient/loop.mjs).
 func TestTypeScript2Loop(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	dir := tsClientDir(t)
 	for _, era := range []string{"modern", "legacy"} {
 		t.Run(era, func(t *testing.T) {
@@ -454,6 +455,7 @@ func TestTypeScript2Loop(t *testing.T) {
 // TestInspectorCLIModern: the Inspector CLI in --protocol-era modern primes
 // in one process and calls a tool in the next, passing the handle.
 func TestInspectorCLIModern(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	inspectorResumes(t, "inspector --protocol-era modern", []string{"--protocol-era", "modern"},
 		func(sid string) []string { return []string{"--tool-arg", "session_id=" + sid} })
 }

@@ -139,6 +139,7 @@ func TestToolSchemasUse2020Vocabulary(t *testing.T) {
 // (testdata/tsclient/strictschemas.mjs). Only seed-002 argument schemas
 // may use "example", the seed's keyword.
 func TestToolSchemasCompileUnderAjvStrict(t *testing.T) {
+	t.Parallel() // its own server and client processes
 	dir := tsClientDir(t)
 	e := newEnv(t)
 	var exampleTools []string
