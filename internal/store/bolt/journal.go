@@ -48,7 +48,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -184,13 +186,33 @@ func decodeRecord(b []byte) (seq uint64, changes []change, n int, err error) {
 	return seq, changes, 8 + size, nil
 }
 
-// openJournal opens (creating, zero-filled) the journal at path.
+// openJournal opens (creating, zero-filled) the journal at path. A journal
+// it creates has its directory synced before it holds a record: fdatasync
+// makes a file's data durable, not the directory entry that names it, and
+// a power loss must not take an acknowledged group away with the name.
 func openJournal(path string) (*journal, error) {
+	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open journal: %w", err)
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("bolt: create journal: %w", err)
+		}
+	}
 	return &journal{f: osJournal{f}}, nil
+}
+
+// syncDir makes the entries of directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // replay calls apply for each record after seq ckpt, in order, and
