@@ -177,9 +177,8 @@ func putSeq(tx *bbolt.Tx, seq uint64) error {
 
 // Close commits the deferred Writes not yet committed, waits for the
 // checkpoint in flight, checkpoints the rest and closes the files,
-// waiting for transactions in flight. After
-// a failed checkpoint the journal still holds every committed Write: the
-// next Open replays it.
+// waiting for transactions in flight. After a failed checkpoint the
+// journals still hold every committed Write: the next Open replays them.
 func (s *Store) Close() error {
 	err := s.group.close()
 	for _, j := range []*journal{s.group.journal, s.group.spare} {

@@ -226,9 +226,9 @@ func (c *committer) withdraw(r *request) bool {
 }
 
 // runQueued takes up to maxGroup queued requests, drops those whose
-// context has ended, and runs the rest as one group, checkpointing after
-// when the journal has grown past checkpointBytes. The caller holds the
-// lead.
+// context has ended, and runs the rest as one group, then starts a
+// checkpoint when the journal has grown past checkpointAt. The caller
+// holds the lead.
 func (c *committer) runQueued() {
 	if c.beforeGroup != nil {
 		c.beforeGroup(c)
