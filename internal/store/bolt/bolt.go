@@ -126,18 +126,23 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// recoverJournal opens the journal, replays what it holds after ckpt into
-// the overlay and checkpoints it, so the store starts with an empty
-// overlay and a rewound journal.
+// recoverJournal opens the two journals, replays what they hold after
+// ckpt into the overlay and checkpoints it, so the store starts with an
+// empty overlay and both journals rewound.
 func recoverJournal(db *bbolt.DB, path string, ckpt uint64, opts Options) (*Store, error) {
 	j, err := openJournal(path)
 	if err != nil {
 		return nil, err
 	}
-	c := newCommitter(db, j, ckpt, opts.Now, opts.SerialCommit)
+	spare, err := openJournal(path + spareSuffix)
+	if err != nil {
+		_ = j.f.Close()
+		return nil, err
+	}
+	c := newCommitter(db, j, spare, ckpt, opts.Now, opts.SerialCommit)
 	err = db.View(func(tx *bbolt.Tx) error {
 		items := tx.Bucket(bucketItems)
-		c.seq, err = j.replay(ckpt, func(changes []change) {
+		c.seq, err = replay(ckpt, []*journal{j, spare}, func(changes []change) {
 			for _, ch := range changes {
 				c.ov.set(ch.tk, ch.it, func() *store.Item {
 					pk, sk, _ := splitTableKey([]byte(ch.tk))
@@ -151,8 +156,15 @@ func recoverJournal(db *bbolt.DB, path string, ckpt uint64, opts Options) (*Stor
 	if err == nil {
 		err = c.checkpoint()
 	}
+	// Both journals hold only checkpointed records now (or none).
+	for _, jj := range []*journal{c.journal, c.spare} {
+		if err == nil {
+			err = jj.rewind()
+		}
+	}
 	if err != nil {
 		_ = j.f.Close()
+		_ = spare.f.Close()
 		return nil, err
 	}
 	return &Store{db: db, now: opts.Now, group: c}, nil
@@ -163,14 +175,16 @@ func putSeq(tx *bbolt.Tx, seq uint64) error {
 	return tx.Bucket(bucketMeta).Put(keyJournalSeq, binary.BigEndian.AppendUint64(nil, seq))
 }
 
-// Close commits the deferred Writes not yet committed, checkpoints the
-// journal and closes the files, waiting for transactions in flight. After
-// a failed checkpoint the journal still holds every committed Write: the
-// next Open replays it.
+// Close commits the deferred Writes not yet committed, waits for the
+// checkpoint in flight, checkpoints the rest and closes the files,
+// waiting for transactions in flight. After a failed checkpoint the
+// journals still hold every committed Write: the next Open replays them.
 func (s *Store) Close() error {
 	err := s.group.close()
-	if jerr := s.group.journal.f.Close(); jerr != nil && err == nil {
-		err = fmt.Errorf("bolt: close journal: %w", jerr)
+	for _, j := range []*journal{s.group.journal, s.group.spare} {
+		if jerr := j.f.Close(); jerr != nil && err == nil {
+			err = fmt.Errorf("bolt: close journal: %w", jerr)
+		}
 	}
 	if dberr := s.db.Close(); dberr != nil && err == nil {
 		err = fmt.Errorf("bolt: close: %w", dberr)

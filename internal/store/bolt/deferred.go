@@ -68,7 +68,7 @@ func (c *committer) writeDeferred(ctx context.Context, ops []store.Op) error {
 	return c.write(ctx, ops)
 }
 
-// queueDeferred decides ops against the overlay and the file and queues
+// queueDeferred decides ops against the overlays and the file and queues
 // them without waiting; queued is false, with nothing done, when an op
 // replaces an indexed item.
 func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued bool, err error) {
@@ -84,7 +84,7 @@ func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued b
 		tk := string(tableKey(op.Item.PK, op.Item.SK))
 		if p, ok := c.pending[tk]; ok {
 			live[i] = p.it
-		} else if it, ok := c.ov.lookup(tk); ok {
+		} else if it, ok := c.lookup(tk); ok {
 			if it != nil && indexed(it) {
 				return false, nil
 			}
@@ -141,7 +141,8 @@ func (c *committer) queueDeferred(ctx context.Context, ops []store.Op) (queued b
 	return true, nil
 }
 
-// close commits what is queued, checkpoints and ends the flushers' waits.
+// close commits what is queued, waits for the checkpoint in flight,
+// checkpoints the rest and ends the flushers' waits.
 func (c *committer) close() error {
 	c.closeOnce.Do(func() { close(c.closing) })
 	c.flush()
@@ -193,13 +194,22 @@ type layered struct {
 	ok bool
 }
 
-// above returns, for each key, its state in pending or the overlay; nil
-// when neither decides any. Readers take it before their snapshot: an
-// item checkpointed after it is in the snapshot.
+// lookup returns the state of tk in the overlay, else in the frozen
+// layer, and whether either decides it. The caller holds mu.
+func (c *committer) lookup(tk string) (*store.Item, bool) {
+	if it, ok := c.ov.lookup(tk); ok || c.frozen == nil {
+		return it, ok
+	}
+	return c.frozen.lookup(tk)
+}
+
+// above returns, for each key, its state in pending, the overlay or the
+// frozen layer; nil when none decides any. Readers take it before their
+// snapshot: an item checkpointed after it is in the snapshot.
 func (c *committer) above(keys []store.Key) []layered {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.pending) == 0 && len(c.ov.items) == 0 {
+	if len(c.pending) == 0 && len(c.ov.items) == 0 && c.frozen == nil {
 		return nil
 	}
 	var out []layered
@@ -209,7 +219,7 @@ func (c *committer) above(keys []store.Key) []layered {
 		if p, ok := c.pending[tk]; ok {
 			l = layered{p.it, true}
 		} else {
-			l.it, l.ok = c.ov.lookup(tk)
+			l.it, l.ok = c.lookup(tk)
 		}
 		if !l.ok {
 			continue
@@ -226,8 +236,11 @@ func (c *committer) above(keys []store.Key) []layered {
 }
 
 // partition returns what a Query of p between from and to (inclusive,
-// empty: open) takes from pending and the overlay, before its snapshot as
-// above: every key they decide in p, and copies of their items in range.
+// empty: open) takes from pending, the overlay and the frozen layer,
+// before its snapshot as above: every key they decide in p, and copies
+// of their items in range. A key the frozen layer decides in p takes its
+// state from the overlay when the overlay holds it: the key may have
+// moved out of p, or back into it, since the layer froze.
 func (c *committer) partition(p partKey, from, to string) partView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -257,6 +270,12 @@ func (c *committer) partition(p partKey, from, to string) partView {
 	}
 	for tk := range c.ov.parts[p] {
 		consider(tk, c.ov.items[tk])
+	}
+	if c.frozen != nil {
+		for tk := range c.frozen.parts[p] {
+			it, _ := c.lookup(tk)
+			consider(tk, it)
+		}
 	}
 	return v
 }

@@ -29,17 +29,28 @@ func InGroup(s *Store, f func()) { s.group.inGroup = f }
 func CheckpointAt(s *Store, n int64) { s.group.checkpointAt = n }
 
 // Abandon closes s's files the way a crash would: without committing the
-// queue, checkpointing or rewinding the journal.
+// queue, checkpointing or rewinding the journals. A checkpoint in flight
+// either commits before the file closes or fails.
 func Abandon(s *Store) error {
 	s.group.lead <- struct{}{}
-	if err := s.group.journal.f.Close(); err != nil {
-		return err
+	for _, j := range []*journal{s.group.journal, s.group.spare} {
+		if err := j.f.Close(); err != nil {
+			return err
+		}
 	}
 	return s.db.Close()
 }
 
-// JournalPath is the journal beside the database at path.
-func JournalPath(path string) string { return path + journalSuffix }
+// JournalPaths are the two journals beside the database at path.
+func JournalPaths(path string) []string {
+	return []string{path + journalSuffix, path + journalSuffix + spareSuffix}
+}
+
+// CheckpointHook makes each background checkpoint of s call f before its
+// bbolt transaction (committed false; an error fails the checkpoint) and
+// after its commit, before it drops the frozen layer and truncates its
+// journal (committed true).
+func CheckpointHook(s *Store, f func(committed bool) error) { s.group.checkpointHook = f }
 
 // FailJournal makes s's journal file fail: its next writes when write,
 // else its next syncs, with err. A real file cannot be made to fail on
@@ -68,4 +79,11 @@ func (f faultyJournal) Datasync() error {
 		return f.err
 	}
 	return f.journalFile.Datasync()
+}
+
+// WaitCheckpoint waits for s's background checkpoint in flight, if any.
+func WaitCheckpoint(s *Store) {
+	s.group.lead <- struct{}{}
+	defer func() { <-s.group.lead }()
+	s.group.waitCheckpoint()
 }

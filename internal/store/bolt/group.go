@@ -66,19 +66,34 @@ type committer struct {
 
 	lead chan struct{} // capacity 1; holding it makes a goroutine the leader
 
-	// Held by the leader: the journal and its last sequence number.
-	journal *journal
-	seq     uint64
+	// Held by the leader: the journal appended to, the other one (empty,
+	// or holding the records of the checkpoint in flight) and the last
+	// sequence number.
+	journal, spare *journal
+	seq            uint64
 	// checkpointAt is the journal size that triggers a checkpoint
 	// (checkpointBytes; tests lower it).
 	checkpointAt int64
+	// inFlight, held by the leader, is closed when the background
+	// checkpoint started last has ended; nil when none was started since
+	// the last wait.
+	inFlight chan struct{}
+	// checkpointHook, when set, runs in each background checkpoint before
+	// its bbolt transaction (committed false) and after its commit, before
+	// the frozen layer is dropped (committed true); an error returned
+	// before the transaction fails the checkpoint. Tests use it to hold a
+	// checkpoint in flight and to fail one.
+	checkpointHook func(committed bool) error
 	// failed, once set, refuses every later Write (journal.go).
 	failed atomic.Pointer[error]
 
 	mu    sync.Mutex
 	queue []*request
 	// ov is the overlay (overlay.go): changed only by the leader, under mu.
-	ov *overlay
+	// frozen, when not nil, is the overlay of the checkpoint in flight,
+	// read-only, below ov: set by the leader and dropped by the checkpoint
+	// once in bbolt, under mu.
+	ov, frozen *overlay
 	// pending: by table key, the items of deferred Writes not yet
 	// journaled (deferred.go). flushArmed: a flusher will run.
 	pending    map[string]pendingItem
@@ -109,8 +124,8 @@ type committer struct {
 	inGroup func()
 }
 
-func newCommitter(db *bbolt.DB, j *journal, seq uint64, now func() time.Time, serial bool) *committer {
-	return &committer{db: db, journal: j, seq: seq, checkpointAt: checkpointBytes, now: now, serial: serial, lead: make(chan struct{}, 1),
+func newCommitter(db *bbolt.DB, j, spare *journal, seq uint64, now func() time.Time, serial bool) *committer {
+	return &committer{db: db, journal: j, spare: spare, seq: seq, checkpointAt: checkpointBytes, now: now, serial: serial, lead: make(chan struct{}, 1),
 		ov: newOverlay(), pending: map[string]pendingItem{}, closing: make(chan struct{}), arrived: make(chan struct{}, 1)}
 }
 
@@ -211,9 +226,9 @@ func (c *committer) withdraw(r *request) bool {
 }
 
 // runQueued takes up to maxGroup queued requests, drops those whose
-// context has ended, and runs the rest as one group, checkpointing after
-// when the journal has grown past checkpointBytes. The caller holds the
-// lead.
+// context has ended, and runs the rest as one group, then starts a
+// checkpoint when the journal has grown past checkpointAt. The caller
+// holds the lead.
 func (c *committer) runQueued() {
 	if c.beforeGroup != nil {
 		c.beforeGroup(c)
@@ -240,11 +255,15 @@ func (c *committer) runQueued() {
 	c.checkpointIfFull()
 }
 
-// checkpointIfFull checkpoints once the journal has grown past
-// checkpointAt. The caller holds the lead.
+// checkpointIfFull starts a checkpoint once the journal has grown past
+// checkpointAt, first waiting for the one in flight, if any: the leader
+// holds the next group meanwhile, which bounds the overlay and the
+// journals when bbolt's commits fall behind the appends. The caller holds
+// the lead.
 func (c *committer) checkpointIfFull() {
 	if c.journal.off >= c.checkpointAt {
-		_ = c.checkpoint() // a failure refuses later Writes
+		c.waitCheckpoint()
+		c.startCheckpoint() // a failure refuses later Writes
 	}
 }
 
@@ -323,12 +342,13 @@ var errAborted = errors.New("bolt: write aborted by a panic in its commit group"
 
 // stage is a group's changes above the overlay and a bbolt snapshot.
 type stage struct {
-	items   *bbolt.Bucket
-	ov      *overlay
-	changes map[string]*store.Item
-	order   []string
-	// base holds what bbolt stores at the changed keys the overlay does
-	// not decide, for the overlay's partition lists.
+	items      *bbolt.Bucket
+	ov, frozen *overlay // frozen may be nil
+	changes    map[string]*store.Item
+	order      []string
+	// base holds what lies below the overlay (the frozen layer, else
+	// bbolt) at the changed keys the overlay does not decide, for the
+	// overlay's partition lists.
 	base map[string]*store.Item
 }
 
@@ -342,6 +362,12 @@ func (s *stage) stored(tk string, k store.Key) (*store.Item, error) {
 	}
 	if it, ok := s.base[tk]; ok {
 		return it, nil
+	}
+	if s.frozen != nil {
+		if it, ok := s.frozen.lookup(tk); ok {
+			s.base[tk] = it
+			return it, nil
+		}
 	}
 	it, err := load(s.items, k)
 	if err == nil {
@@ -392,7 +418,12 @@ func (c *committer) run(group []*request) {
 		}
 		return
 	}
-	st := &stage{ov: c.ov, changes: map[string]*store.Item{}, base: map[string]*store.Item{}}
+	// The frozen layer is taken before the snapshot, as readers do
+	// (overlay.go): once it is dropped, bbolt holds it.
+	c.mu.Lock()
+	frozen := c.frozen
+	c.mu.Unlock()
+	st := &stage{ov: c.ov, frozen: frozen, changes: map[string]*store.Item{}, base: map[string]*store.Item{}}
 	wrote := make([]bool, len(group))
 	err := c.db.View(func(tx *bbolt.Tx) error {
 		if c.inGroup != nil {
@@ -452,22 +483,88 @@ func (c *committer) run(group []*request) {
 	}
 }
 
-// checkpoint applies the overlay to bbolt in one transaction, with the
-// journal's sequence number, then empties it and rewinds the journal.
-// The caller holds the lead.
+// checkpoint moves everything journaled into bbolt and waits for it:
+// the checkpoint in flight, then one of the overlay. Close, Sweep and
+// Open use it; the caller holds the lead.
 func (c *committer) checkpoint() error {
-	if err := c.failure(); err != nil {
-		return err
+	c.waitCheckpoint()
+	c.startCheckpoint()
+	c.waitCheckpoint()
+	return c.failure()
+}
+
+// waitCheckpoint waits for the checkpoint in flight, if any. The caller
+// holds the lead.
+func (c *committer) waitCheckpoint() {
+	if c.inFlight != nil {
+		<-c.inFlight
+		c.inFlight = nil
 	}
-	if len(c.ov.items) == 0 {
-		return c.journal.rewind()
+}
+
+// startCheckpoint freezes the overlay, switches the appends to the spare
+// journal and starts the checkpoint of the frozen layer in the
+// background. The caller holds the lead, with no checkpoint in flight
+// (so the spare journal is empty).
+func (c *committer) startCheckpoint() {
+	if c.failure() != nil || len(c.ov.items) == 0 {
+		return
 	}
-	keys := make([]string, 0, len(c.ov.items))
-	for tk := range c.ov.items {
+	c.mu.Lock()
+	frozen := c.ov
+	c.frozen, c.ov = frozen, newOverlay()
+	c.mu.Unlock()
+	full := c.journal
+	c.journal, c.spare = c.spare, full
+	done := make(chan struct{})
+	c.inFlight = done
+	go c.checkpointFrozen(frozen, c.seq, full, done)
+}
+
+// checkpointFrozen applies the frozen layer frozen, whose last record is
+// seq, to bbolt in one transaction that records seq, then drops the
+// layer and truncates its journal full, and closes done. A failure
+// refuses every later Write; the layer stays, so reads go on, and the
+// journals keep every record for the next Open.
+func (c *committer) checkpointFrozen(frozen *overlay, seq uint64, full *journal, done chan struct{}) {
+	defer close(done)
+	defer func() {
+		// No caller to hand a panic to: the store fails instead, as on
+		// any failed checkpoint, rather than take the process down.
+		if p := recover(); p != nil {
+			c.fail(fmt.Errorf("bolt: checkpoint: panic: %v", p))
+		}
+	}()
+	if err := c.commitLayer(frozen, seq); err != nil {
+		c.fail(fmt.Errorf("bolt: checkpoint: %w", err))
+		return
+	}
+	c.checkpoints.Add(1)
+	if c.checkpointHook != nil {
+		_ = c.checkpointHook(true)
+	}
+	c.mu.Lock()
+	c.frozen = nil
+	c.mu.Unlock()
+	if err := full.rewind(); err != nil {
+		c.fail(err)
+	}
+}
+
+// commitLayer writes the layer's items to bbolt, with seq as the last
+// checkpointed record, in one transaction.
+func (c *committer) commitLayer(layer *overlay, seq uint64) error {
+	if c.checkpointHook != nil {
+		if err := c.checkpointHook(false); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(layer.items))
+	for tk := range layer.items {
 		keys = append(keys, tk)
 	}
 	slices.Sort(keys) // bbolt puts in key order touch each page once
-	err := c.db.Update(func(tx *bbolt.Tx) error {
+	return c.db.Update(func(tx *bbolt.Tx) error {
 		w := newWriter(tx)
 		for _, tk := range keys {
 			pk, sk, err := splitTableKey([]byte(tk))
@@ -478,24 +575,10 @@ func (c *committer) checkpoint() error {
 			if err != nil {
 				return err
 			}
-			if err := w.replace(old, c.ov.items[tk]); err != nil {
+			if err := w.replace(old, layer.items[tk]); err != nil {
 				return err
 			}
 		}
-		return putSeq(tx, c.seq)
+		return putSeq(tx, seq)
 	})
-	if err != nil {
-		err = fmt.Errorf("bolt: checkpoint: %w", err)
-		c.fail(err)
-		return err
-	}
-	c.checkpoints.Add(1)
-	c.mu.Lock()
-	c.ov = newOverlay()
-	c.mu.Unlock()
-	if err := c.journal.rewind(); err != nil {
-		c.fail(err)
-		return err
-	}
-	return nil
 }

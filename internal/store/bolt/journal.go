@@ -4,10 +4,21 @@ package bolt
 //
 // A bbolt commit writes every page a transaction touched, scattered over
 // the file, and pays two fdatasyncs. A group of Writes is instead made
-// durable by appending one record to the journal, <db>-journal beside
-// the bbolt file, and paying one fdatasync; the committed items wait in
-// the overlay (overlay.go) until a checkpoint applies them to bbolt in
-// one transaction, many groups at a time, and the journal starts over.
+// durable by appending one record to a journal beside the bbolt file and
+// paying one fdatasync; the committed items wait in the overlay
+// (overlay.go) until a checkpoint applies them to bbolt in one
+// transaction, many groups at a time.
+//
+// There are two journals, <db>-journal and <db>-journal.1, and they take
+// turns. When the one appended to passes checkpointAt, the group's leader
+// freezes the overlay (it becomes a read-only layer below a fresh one),
+// switches the appends to the other journal, which is empty, and goes
+// on; a background goroutine checkpoints the frozen layer, then drops it
+// and truncates its journal. So a checkpoint holds no group. At most one
+// is in flight: a leader that finds the new journal full while one runs
+// waits for it (backpressure), holding the next group, which bounds the
+// memory and the journals when bbolt falls behind. Close, Sweep and Open
+// wait for the checkpoint in flight and checkpoint the rest the same way.
 //
 // Record: length (uint32, of what follows the checksum), CRC32C (uint32,
 // of the length and what follows), sequence number (uint64), then the
@@ -20,29 +31,38 @@ package bolt
 //
 //  1. A group's record is written and fdatasynced before any member of
 //     the group is answered (and before its items enter the overlay, so
-//     no reader sees them first).
-//  2. A checkpoint commits the overlay to bbolt together with the
+//     no reader sees them first). Sequence numbers run on across the
+//     switch: each journal holds a consecutive run of them.
+//  2. A checkpoint commits the frozen layer to bbolt together with the
 //     sequence number of the last record it holds (bucket "meta"), in
-//     one bbolt transaction, synced by bbolt; only then is the overlay
-//     emptied and the journal truncated to nothing.
-//  3. Open replays the records after the checkpointed sequence number,
-//     consecutive and with valid checksums, from the start of the
-//     journal, and stops at the first record that is not: a crash in the
-//     middle of an append leaves a torn record, which was never answered.
-//     The truncation is not synced: a crash may bring back records from
-//     before the checkpoint, which the sequence number skips (or, behind
-//     newer records, ends the replay at).
+//     one bbolt transaction, synced by bbolt; only then is the layer
+//     dropped and its journal truncated to nothing. Records appended to
+//     the other journal meanwhile have higher sequence numbers and are
+//     not in that transaction; they wait for the next checkpoint.
+//  3. Open reads each journal from its start up to its first record that
+//     is torn, invalid or lower than the one before (a stale tail), takes
+//     the records of both after the checkpointed sequence number, in
+//     sequence order, and replays them; they must follow it without a
+//     gap, or Open fails (records were lost, and a store without them
+//     must not serve). A crash in the middle of an append leaves a torn
+//     record, which was never answered. Truncations are not synced: a
+//     crash may bring back records from before the checkpoint, at a
+//     journal's start or behind newer records, and the sequence number
+//     skips them.
 //
 // The journal is appended to, not preallocated: on the ext4 this was
 // measured on, an fdatasync after overwriting a block of a zero-filled
 // 512 KiB file wrote about the whole file, against about 6 KB for an
 // append that grows the file.
 //
-// After a failed append or checkpoint the store refuses every later
-// Write (errFailed): the state on disk is unknown, and answering success
-// for something not durable is the one thing the store must never do.
+// After a failed append or checkpoint (in the background or not) the
+// store refuses every later Write (errFailed): the state on disk is
+// unknown, and answering success for something not durable is the one
+// thing the store must never do. Reads go on: a failed checkpoint's
+// layer stays, and the journals keep its records for the next Open.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,15 +71,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
 
-// journalSuffix names the journal beside the database file.
-const journalSuffix = "-journal"
+// journalSuffix names the journal beside the database file; the second
+// journal, which takes the appends while the first one's records are
+// checkpointed (and the other way round), adds spareSuffix.
+const (
+	journalSuffix = "-journal"
+	spareSuffix   = ".1"
+)
 
 // checkpointBytes is the journal size past which a group's leader
-// checkpoints after answering its group.
+// starts a checkpoint after answering its group.
 const checkpointBytes = 256 << 10
 
 const recordHeader = 16 // length, checksum, sequence number
@@ -215,42 +241,81 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// replay calls apply for each record after seq ckpt, in order, and
-// returns the last sequence number applied (ckpt when none). The journal
-// is then at the file's end: the checkpoint that follows a replay
-// truncates all of it, torn or stale records included.
-func (j *journal) replay(ckpt uint64, apply func([]change)) (uint64, error) {
+// record is one decoded journal record.
+type record struct {
+	seq     uint64
+	changes []change
+}
+
+// records returns the whole records from the journal's start, in order,
+// up to the first that is torn or invalid or that does not follow the one
+// before it: a record with a lower sequence number is a stale tail, left
+// behind a truncation that did not reach the disk. The journal is then at
+// the file's end.
+func (j *journal) records() ([]record, error) {
 	fi, err := j.f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("bolt: journal: %w", err)
+		return nil, fmt.Errorf("bolt: journal: %w", err)
 	}
 	buf := make([]byte, fi.Size())
 	if _, err := j.f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return 0, fmt.Errorf("bolt: read journal: %w", err)
+		return nil, fmt.Errorf("bolt: read journal: %w", err)
 	}
 	j.off = fi.Size()
-	last := ckpt
+	var out []record
 	for p := buf; ; {
 		seq, changes, n, err := decodeRecord(p)
 		if errors.Is(err, errBadRecord) {
-			return last, nil // a torn append, or the end
+			return out, nil // a torn append, or the end
 		}
 		if err != nil {
-			return 0, fmt.Errorf("bolt: replay journal: %w", err)
+			return nil, fmt.Errorf("bolt: replay journal: %w", err)
 		}
 		p = p[n:]
-		switch {
-		case seq == last+1:
-			apply(changes)
-			last = seq
-		case last == ckpt && seq <= ckpt:
-			continue // checkpointed already
-		case seq > last+1:
-			return 0, fmt.Errorf("bolt: replay journal: record %d follows %d: records are missing", seq, last)
-		default:
-			return last, nil // a record from before the last checkpoint
+		if len(out) > 0 {
+			prev := out[len(out)-1].seq
+			if seq <= prev {
+				return out, nil // a stale tail
+			}
+			if seq > prev+1 {
+				return nil, fmt.Errorf("bolt: replay journal: record %d follows %d: records are missing", seq, prev)
+			}
+		}
+		out = append(out, record{seq, changes})
+	}
+}
+
+// replay calls apply for each record after seq ckpt found in the
+// journals, in sequence order, and returns the last sequence number
+// applied (ckpt when none). Each journal holds a consecutive run of
+// records (stale ones aside); together, those after ckpt must continue
+// ckpt without a gap, or a journal lost records and Open fails rather
+// than serve a store without them. The journals are then at their files'
+// ends: the checkpoint that follows a replay truncates them, torn or
+// stale records included.
+func replay(ckpt uint64, journals []*journal, apply func([]change)) (uint64, error) {
+	var recs []record
+	for _, j := range journals {
+		rs, err := j.records()
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range rs {
+			if r.seq > ckpt {
+				recs = append(recs, r)
+			}
 		}
 	}
+	slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
+	last := ckpt
+	for _, r := range recs {
+		if r.seq != last+1 {
+			return 0, fmt.Errorf("bolt: replay journal: record %d follows %d: records are missing", r.seq, last)
+		}
+		apply(r.changes)
+		last = r.seq
+	}
+	return last, nil
 }
 
 // append writes rec at the journal's end and makes it durable.

@@ -41,11 +41,15 @@ func TestConformanceCheckpointing(t *testing.T) {
 
 // journalHistory is a run of Writes whose effects a replay must rebuild:
 // puts, an item moved from one index partition to another, a delete, and
-// a counter added to.
-func journalHistory(t *testing.T, s *bolt.Store) {
+// a counter added to. before, when not nil, runs before each of the first
+// 30 Writes, with its number.
+func journalHistory(t *testing.T, s *bolt.Store, before func(i int)) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range 30 {
+		if before != nil {
+			before(i)
+		}
 		it := &store.Item{PK: "P", SK: fmt.Sprintf("%03d", i), GSI1PK: "G", GSI1SK: fmt.Sprintf("%03d", i), Version: 1, Data: []byte("row")}
 		if err := s.Write(ctx, []store.Op{store.Put(it, store.Absent), store.Add(store.Key{PK: "P", SK: "ctr"}, 1, 0)}); err != nil {
 			t.Fatalf("Write(row %d) = %v", i, err)
@@ -64,6 +68,11 @@ func checkHistory(t *testing.T, s *bolt.Store) {
 	ctr, err := s.Get(ctx, store.Key{PK: "P", SK: "ctr"})
 	if err != nil || ctr == nil || ctr.Count != 30 {
 		t.Errorf("Get(P/ctr) = %+v, %v, want Count 30", ctr, err)
+	}
+	for _, sk := range []string{"000", "029"} {
+		if it, err := s.Get(ctx, store.Key{PK: "P", SK: sk}); err != nil || it == nil {
+			t.Errorf("Get(P/%s) = %+v, %v, want the row", sk, it, err)
+		}
 	}
 	rows, err := s.Query(ctx, store.Query{PK: "P", To: "999"})
 	if err != nil || len(rows) != 29 {
@@ -97,7 +106,7 @@ func TestJournalReplayAfterCrash(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "agentbox.db")
 			s := openStore(t, path, bolt.Options{})
 			bolt.CheckpointAt(s, every)
-			journalHistory(t, s)
+			journalHistory(t, s, nil)
 			checkHistory(t, s)
 			if err := bolt.Abandon(s); err != nil {
 				t.Fatal(err)
@@ -184,10 +193,21 @@ func TestJournalAppendFailureRefusesWrites(t *testing.T) {
 // version no older than one it saw before, and sees its own writes.
 func TestJournalConcurrentReadersSeeCommits(t *testing.T) {
 	t.Parallel()
+	// Checkpoints after every group keep a frozen layer in flight most of
+	// the time; after every 2 KiB, layers of many groups.
+	for _, every := range []int64{1, 2 << 10} {
+		t.Run(fmt.Sprintf("checkpointAt%d", every), func(t *testing.T) {
+			t.Parallel()
+			concurrentReadersSeeCommits(t, every)
+		})
+	}
+}
+
+func concurrentReadersSeeCommits(t *testing.T, every int64) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "agentbox.db"), bolt.Options{})
 	defer s.Close()
-	bolt.CheckpointAt(s, 2<<10)
+	bolt.CheckpointAt(s, every)
 	const items, writers, rounds = 8, 4, 60
 	for i := range items {
 		it := &store.Item{PK: "P", SK: fmt.Sprint(i), GSI1PK: "A", GSI1SK: fmt.Sprint(i), Version: 1}

@@ -13,12 +13,20 @@ package bolt
 // index partition, or was deleted, is not read from the stale bbolt entry.
 // A listed key whose item has left the partition is only skipped.
 //
-// Consistency with bbolt: readers copy what they need from the overlay
+// Layers: while a checkpoint is in flight (journal.go), the overlay it
+// checkpoints is frozen, read-only, and a fresh overlay takes the new
+// groups above it. Reads take a key's state from the overlay, else from
+// the frozen layer, else from bbolt, and hide in a partition the keys
+// either layer lists there. The overlay's lists are kept against what
+// lies below it (the frozen layer, else bbolt), so once the frozen layer
+// is in bbolt they stay true.
+//
+// Consistency with bbolt: readers copy what they need from both layers
 // under committer.mu before they open their bbolt snapshot; the leader
-// adds to the overlay only before answering a group, and empties it only
-// after the checkpoint holding its items has committed. A reader thus
-// sees, for each key, either the overlay's state or a snapshot that
-// already holds it.
+// adds to the overlay only before answering a group, and the checkpoint
+// drops the frozen layer only after its bbolt transaction has committed.
+// A reader thus sees, for each key, either a layer's state or a snapshot
+// that already holds it.
 
 import (
 	"bytes"
