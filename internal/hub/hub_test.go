@@ -31,14 +31,22 @@ type fixture struct {
 	other *hub.AgentInfo // agent of another box
 	ctx   context.Context
 	raw   store.Store
+	opts  hub.Options // what the hub was built with (limited keeps it)
 }
 
 // newFixture builds the world on ad with the store wrapped by wrap.
 func newFixture(t testing.TB, ad teststores.Adapter, wrap ...func(store.Store) store.Store) *fixture {
 	t.Helper()
-	w := hubtest.New(t, ad, hubtest.Config{Wrap: wrap})
+	return newFixtureWith(t, ad, hub.Options{}, wrap...)
+}
+
+// newFixtureWith is newFixture with the hub built on opts (for example a
+// token verifier).
+func newFixtureWith(t testing.TB, ad teststores.Adapter, opts hub.Options, wrap ...func(store.Store) store.Store) *fixture {
+	t.Helper()
+	w := hubtest.New(t, ad, hubtest.Config{Options: opts, Wrap: wrap})
 	return &fixture{w: w, t: w.T, h: w.Hub, st: w.Store, clock: w.Clock, box: w.Box,
-		a: w.Alice, b: w.Bob, other: w.Mallory, ctx: w.Ctx, raw: w.Raw}
+		a: w.Alice, b: w.Bob, other: w.Mallory, ctx: w.Ctx, raw: w.Raw, opts: opts}
 }
 
 // world is the hubtest world with the fixture's current hub and test.

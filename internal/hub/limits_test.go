@@ -18,10 +18,10 @@ import (
 
 // limited returns the fixture with a hub enforcing cfg over the same store
 // and clock (a second instance of the service, as another Lambda instance
-// would be).
+// would be), taking the tokens the fixture's hub takes.
 func (f *fixture) limited(cfg limits.Config) *fixture {
 	lf := *f
-	lf.h = hub.New(f.st, hub.Options{Now: f.clock.Now, Limits: &cfg})
+	lf.h = hub.New(f.st, hub.Options{Now: f.clock.Now, Limits: &cfg, Tokens: f.opts.Tokens})
 	return &lf
 }
 
