@@ -109,11 +109,39 @@ func decodeID(raw json.RawMessage) (jsonrpc.ID, error) {
 	if s, ok := decodeString(raw); ok {
 		return jsonrpc.MakeID(s)
 	}
+	if n, ok := smallInteger(raw); ok {
+		// What json.Unmarshal gives for it, without a decoder.
+		return jsonrpc.MakeID(float64(n))
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return jsonrpc.ID{}, err
 	}
 	return jsonrpc.MakeID(v)
+}
+
+// smallInteger is raw as an integer when it is a JSON integer of at most
+// 15 digits (every client's ids): exact as a float64, as json.Unmarshal
+// would decode it.
+func smallInteger(raw json.RawMessage) (int64, bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(raw) {
+		n = -n
+	}
+	return n, true
 }
 
 // decodeString decodes a JSON string, without a decoder when it has no

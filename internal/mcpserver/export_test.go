@@ -15,3 +15,6 @@ func NewThroughSDK(h *hub.Hub, r *registry.Registry, log *slog.Logger) http.Hand
 	s.sdkCalls = true
 	return s
 }
+
+// DecodeID is decodeID, for its table test.
+var DecodeID = decodeID

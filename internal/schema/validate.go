@@ -202,8 +202,21 @@ func (s *Schema) enumRule() string {
 }
 
 func (s *Schema) inEnum(v any) (bool, error) {
-	key := canonical(v)
+	var key string
+	keyed := false
 	for _, e := range s.Enum {
+		// A valid UTF-8 string encodes and decodes to itself, and a
+		// string's canonical form matches only the same string: no round
+		// trip (this runs on every call of a tool with an enum).
+		if es, ok := e.(string); ok && utf8.ValidString(es) {
+			if vs, ok := v.(string); ok && vs == es {
+				return true, nil
+			}
+			continue
+		}
+		if !keyed {
+			key, keyed = canonical(v), true
+		}
 		b, err := json.Marshal(e)
 		if err != nil {
 			return false, fmt.Errorf("schema: enum value: %v", err)
@@ -246,11 +259,18 @@ func (s *Schema) validateObject(path string, obj map[string]any) error {
 			return violation(path, "has a property that is not allowed"+allowed)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
-		if v, ok := obj[name]; ok {
-			if err := s.Properties[name].validate(join(path, name), v); err != nil {
-				return err
-			}
+	// The known properties present, in sorted name order: sorting only
+	// those keeps the order and spares sorting every declared name.
+	present := make([]string, 0, len(obj))
+	for name := range obj {
+		if _, known := s.Properties[name]; known {
+			present = append(present, name)
+		}
+	}
+	slices.Sort(present)
+	for _, name := range present {
+		if err := s.Properties[name].validate(join(path, name), obj[name]); err != nil {
+			return err
 		}
 	}
 	return nil

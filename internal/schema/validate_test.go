@@ -186,6 +186,8 @@ func TestValidateHandWritten(t *testing.T) {
 		{`{"key":"k-1","level":"low"}`, ""},
 		{`{"key":"k-1","level":2.0}`, ""},
 		{`{"key":"k-1","level":null}`, ""},
+		{`{"key":"k-1","level":"2"}`, `must be one of the allowed values: "low", 2, null`},
+		{`{"key":"k-1","level":"Low"}`, `must be one of the allowed values: "low", 2, null`},
 		{`{"key":"k-1","level":"` + secret + `"}`, `must be one of the allowed values: "low", 2, null`},
 		{`{"key":"` + secret + `"}`, "must match the pattern ^k-[0-9]+$"},
 		{`{"key":"k-1","tags":[{"a":1,"b":[1,2]},{"b":[1,2],"a":1.0}]}`, "must not contain duplicate items"},

@@ -17,7 +17,11 @@ const formatV1 = 1
 func encodeItem(it *store.Item) []byte {
 	n := 1 + 4*binary.MaxVarintLen64 + len(it.GSI1PK) + len(it.GSI1SK) + len(it.GSI2PK) +
 		len(it.GSI2SK) + 3*binary.MaxVarintLen64 + len(it.Data)
-	b := make([]byte, 0, n)
+	return appendItem(make([]byte, 0, n), it)
+}
+
+// appendItem appends encodeItem's encoding of it to b.
+func appendItem(b []byte, it *store.Item) []byte {
 	b = append(b, formatV1)
 	for _, s := range [...]string{it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK} {
 		b = binary.AppendUvarint(b, uint64(len(s)))

@@ -72,6 +72,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentbox/agentbox/internal/store"
 )
@@ -138,8 +139,13 @@ func encodeRecord(seq uint64, changes []change) []byte {
 	}
 	b := make([]byte, recordHeader, n)
 	binary.LittleEndian.PutUint64(b[8:], seq)
+	var enc []byte // one item's encoding, reused across the changes
 	for _, ch := range changes {
-		pk, sk, _ := splitTableKey([]byte(ch.tk))
+		// ch.tk is a tableKey built by this package: split in place.
+		pk, sk := "", ""
+		if i := strings.IndexByte(ch.tk, 0); i >= 0 {
+			pk, sk = ch.tk[:i], ch.tk[i+1:]
+		}
 		kind := byte(changeDelete)
 		if ch.it != nil {
 			kind = changePut
@@ -150,7 +156,7 @@ func encodeRecord(seq uint64, changes []change) []byte {
 		b = binary.AppendUvarint(b, uint64(len(sk)))
 		b = append(b, sk...)
 		if ch.it != nil {
-			enc := encodeItem(ch.it)
+			enc = appendItem(enc[:0], ch.it)
 			b = binary.AppendUvarint(b, uint64(len(enc)))
 			b = append(b, enc...)
 		}
